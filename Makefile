@@ -1,0 +1,45 @@
+# ModelGuard. `make demo` and `make test` work on a fresh machine: they install what they need.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-fast lint contracts bench stack-up stack-down clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m modelguard demo
+
+test: $(STAMP)
+	$(PY) -m contracts.schema_export --check
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not broker and not postgres and not e2e"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+contracts: $(STAMP)
+	$(PY) -m contracts.schema_export
+
+bench: $(STAMP)
+	$(PY) -m modelguard bench
+
+stack-up: $(STAMP)
+	$(PY) -m modelguard stack up
+
+stack-down: $(STAMP)
+	$(PY) -m modelguard stack down
+
+clean:
+	rm -rf $(VENV) out .modelguard
