@@ -1,0 +1,63 @@
+"""Data checks ModelGuard computes itself, never trusting the workspace's own report: invalid cells
+in a feature matrix and anomalous values in one column of a source extract."""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class InvalidValueCount:
+    """``total`` invalid cells over ``rows`` data rows; ``by_column`` lists only columns that have some."""
+
+    total: int
+    by_column: dict[str, int] = field(default_factory=dict)
+    rows: int = 0
+
+
+def parse_number(cell: str) -> float | None:
+    """The cell as a finite float, or None when it is empty, unparsable, NaN or infinite."""
+    try:
+        value = float(cell)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def count_invalid_values(features_csv: Path) -> InvalidValueCount:
+    """Count cells of a numeric feature matrix (header row first) that are not finite numbers;
+    missing cells of a short row count as invalid."""
+    with Path(features_csv).open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if not header:
+            raise ValueError(f"{features_csv} has no header row")
+        counts = [0] * len(header)
+        rows = 0
+        for row in reader:
+            if not row:
+                continue
+            rows += 1
+            for index in range(len(header)):
+                cell = row[index] if index < len(row) else ""
+                if parse_number(cell) is None:
+                    counts[index] += 1
+    by_column = {name: count for name, count in zip(header, counts, strict=True) if count}
+    return InvalidValueCount(total=sum(counts), by_column=by_column, rows=rows)
+
+
+def count_source_anomalies(data_csv: Path, column: str) -> int:
+    """Count rows whose ``column`` is zero, negative, non-finite or not a number at all."""
+    with Path(data_csv).open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames is None or column not in reader.fieldnames:
+            raise KeyError(f"{data_csv} has no column {column!r}")
+        anomalies = 0
+        for record in reader:
+            value = parse_number(record[column] or "")
+            if value is None or value <= 0:
+                anomalies += 1
+    return anomalies

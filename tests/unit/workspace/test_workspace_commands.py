@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from libs.workspace.commands import (
+    WorkspaceCommandFailed,
+    build_features,
+    evaluate,
+    parse_evaluation_output,
+    run_tests,
+)
+from libs.workspace.snapshot import tree_digests
+
+SPEC = {
+    "timeout_s": 60,
+    "evaluate": ["python", "evaluate.py", "--data", "{data}"],
+    "features": ["python", "features.py", "--data", "{data}", "--output", "{output}"],
+    "tests": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"],
+}
+
+EVALUATE_OK = """\
+import argparse, json
+parser = argparse.ArgumentParser()
+parser.add_argument("--data")
+args = parser.parse_args()
+rows = sum(1 for _ in open(args.data)) - 1
+print("training...")
+print(json.dumps({"metrics": {"f1": 0.5, "roc_auc": 0.75}, "rows": {"train": rows - 1, "test": 1}}))
+"""
+
+FEATURES_OK = """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--data")
+parser.add_argument("--output")
+args = parser.parse_args()
+open(args.output, "w").write("a,b\\n1,inf\\n")
+"""
+
+TESTS = """\
+import pytest
+
+def test_passes():
+    assert True
+
+def test_fails():
+    assert False
+
+@pytest.mark.skip(reason="not today")
+def test_skipped():
+    pass
+"""
+
+
+def workspace(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    return root
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "data" / "customers.csv"
+    path.parent.mkdir()
+    path.write_text("id\n1\n2\n3\n")
+    return path
+
+
+def test_evaluate_reads_the_metrics_json(tmp_path: Path, data: Path) -> None:
+    root = workspace(tmp_path / "ws", {"evaluate.py": EVALUATE_OK})
+    result = evaluate(root, data, SPEC)
+    assert result.metrics == {"f1": 0.5, "roc_auc": 0.75}
+    assert result.rows == {"train": 2, "test": 1}
+    assert result.command.argv[-1] == str(data.resolve())
+
+
+def test_evaluate_failure_carries_the_stderr_tail(tmp_path: Path, data: Path) -> None:
+    root = workspace(tmp_path / "ws", {"evaluate.py": "raise SystemExit('model exploded')\n"})
+    with pytest.raises(WorkspaceCommandFailed, match="model exploded") as raised:
+        evaluate(root, data, SPEC)
+    assert raised.value.result is not None and raised.value.result.returncode == 1
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "",
+        "not json",
+        '{"metrics": {}, "rows": {}}',
+        '{"metrics": {"f1": NaN}, "rows": {}}',
+        '{"metrics": {"f1": Infinity}, "rows": {}}',
+        '{"metrics": {"f1": "high"}, "rows": {}}',
+    ],
+)
+def test_unreadable_evaluation_output_is_refused(stdout: str) -> None:
+    with pytest.raises(ValueError):
+        parse_evaluation_output(stdout)
+
+
+def test_evaluate_refuses_a_non_finite_metric(tmp_path: Path, data: Path) -> None:
+    script = 'print(\'{"metrics": {"f1": NaN}, "rows": {"test": 1}}\')\n'
+    root = workspace(tmp_path / "ws", {"evaluate.py": script})
+    with pytest.raises(WorkspaceCommandFailed, match="unreadable output"):
+        evaluate(root, data, SPEC)
+
+
+def test_build_features_writes_outside_the_workspace(tmp_path: Path, data: Path) -> None:
+    root = workspace(tmp_path / "ws", {"features.py": FEATURES_OK})
+    before = tree_digests(root)
+    out = build_features(root, data, tmp_path / "out" / "features.csv", SPEC)
+    assert out.read_text() == "a,b\n1,inf\n"
+    assert tree_digests(root) == before
+
+
+def test_build_features_that_write_nothing_fail(tmp_path: Path, data: Path) -> None:
+    root = workspace(tmp_path / "ws", {"features.py": "pass\n"})
+    with pytest.raises(WorkspaceCommandFailed, match="was not written"):
+        build_features(root, data, tmp_path / "features.csv", SPEC)
+
+
+def test_run_tests_counts_from_the_junit_report(tmp_path: Path) -> None:
+    root = workspace(tmp_path / "ws", {"tests/test_sample.py": TESTS})
+    before = tree_digests(root)
+    run = run_tests(root, SPEC)
+    assert (run.passed, run.failed, run.errors, run.skipped) == (1, 1, 0, 1)
+    assert run.total == 3 and not run.succeeded
+    assert run.duration_s >= 0
+    assert tree_digests(root) == before, "the test run leaves no cache or byte-code behind"
+
+
+def test_run_tests_counts_collection_errors(tmp_path: Path) -> None:
+    root = workspace(tmp_path / "ws", {"tests/test_broken.py": "def test_x(:\n"})
+    run = run_tests(root, SPEC)
+    assert run.errors == 1 and run.passed == 0
+
+
+def test_a_run_without_report_fails(tmp_path: Path) -> None:
+    root = workspace(tmp_path / "ws", {})
+    spec = {**SPEC, "tests": ["python", "-c", "import sys; sys.exit('no pytest here')"]}
+    with pytest.raises(WorkspaceCommandFailed, match="no JUnit report"):
+        run_tests(root, spec)
+
+
+def test_a_command_missing_from_the_policy_fails(tmp_path: Path, data: Path) -> None:
+    with pytest.raises(WorkspaceCommandFailed, match="does not define"):
+        evaluate(tmp_path, data, {"tests": SPEC["tests"]})

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from libs.workspace.data_checks import InvalidValueCount, count_invalid_values, count_source_anomalies
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_counts_non_finite_and_unparsable_cells_per_column(tmp_path: Path) -> None:
+    features = write(
+        tmp_path / "features.csv",
+        "age,monthly_spend,tickets\n12,100.0,1\n0,inf,0\n0,nan,2\n3,-inf,\n4,abc,1\n5,1e3\n",
+    )
+    assert count_invalid_values(features) == InvalidValueCount(
+        total=6, by_column={"monthly_spend": 4, "tickets": 2}, rows=6
+    )
+
+
+def test_clean_matrix_has_no_invalid_values(tmp_path: Path) -> None:
+    features = write(tmp_path / "features.csv", "a,b\n1.0,2\n-3.5,0.0\n")
+    assert count_invalid_values(features) == InvalidValueCount(total=0, by_column={}, rows=2)
+
+
+def test_matrix_without_header_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        count_invalid_values(write(tmp_path / "empty.csv", ""))
+
+
+def test_source_anomalies_are_zero_negative_or_unreadable_values(tmp_path: Path) -> None:
+    data = write(
+        tmp_path / "customers.csv",
+        "customer_id,account_age_months\nA,12\nB,0\nC,-1\nD,\nE,x\nF,1\n",
+    )
+    assert count_source_anomalies(data, "account_age_months") == 4
+
+
+def test_source_anomalies_need_the_column(tmp_path: Path) -> None:
+    data = write(tmp_path / "customers.csv", "customer_id\nA\n")
+    with pytest.raises(KeyError):
+        count_source_anomalies(data, "account_age_months")

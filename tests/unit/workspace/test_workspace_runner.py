@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from libs.workspace.runner import (
+    FIXED_ENV,
+    CommandNotAllowed,
+    CommandTimedOut,
+    looks_secret,
+    run_command,
+    scrubbed_env,
+)
+
+PRINT_ENV = "import json, os; print(json.dumps(dict(os.environ)))"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["bash", "-c", "echo hi"],
+        ["sh", "-c", "python -V"],
+        [sys.executable, "-V"],
+        ["/usr/bin/python3", "-V"],
+        ["python3", "-V"],
+        ["python -V"],
+    ],
+)
+def test_refuses_anything_but_the_allow_listed_python(argv: list[str], tmp_path: Path) -> None:
+    with pytest.raises(CommandNotAllowed):
+        run_command(argv, cwd=tmp_path, timeout_s=10)
+
+
+def test_runs_python_as_the_current_interpreter(tmp_path: Path) -> None:
+    result = run_command(["python", "-c", "import sys; print(sys.executable)"], cwd=tmp_path, timeout_s=30)
+    assert result.returncode == 0
+    assert result.stdout.strip() == sys.executable
+    assert result.argv == ["python", "-c", "import sys; print(sys.executable)"]
+    assert result.duration_s >= 0
+
+
+def test_does_not_leak_secrets_into_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODELGUARD_TEST_TOKEN", "do-not-leak")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-leak")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere/else")
+    result = run_command(["python", "-c", PRINT_ENV], cwd=tmp_path, timeout_s=30)
+    env = json.loads(result.stdout)
+    assert "MODELGUARD_TEST_TOKEN" not in env
+    assert "AWS_SECRET_ACCESS_KEY" not in env
+    assert "do-not-leak" not in result.stdout
+    assert "PYTHONPATH" not in env
+
+
+def test_environment_is_scrubbed_and_pinned(tmp_path: Path) -> None:
+    result = run_command(["python", "-c", PRINT_ENV], cwd=tmp_path, timeout_s=30)
+    env = json.loads(result.stdout)
+    assert set(env) <= {"PATH", "LANG", "HOME", *FIXED_ENV, "LC_CTYPE"}
+    assert env["PYTHONHASHSEED"] == "0"
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
+    assert not Path(env["HOME"]).exists(), "the temporary HOME is removed after the command"
+    assert Path(env["HOME"]) != Path.home()
+
+
+def test_scrubbed_env_drops_secret_names_even_when_allowed() -> None:
+    env = scrubbed_env(Path("/tmp/home"), {"PATH": "/bin", "LANG": "C.UTF-8", "GITHUB_TOKEN": "x"})
+    assert env["PATH"] == "/bin"
+    assert not any(looks_secret(name) for name in env)
+    assert looks_secret("datahub_gms_token") and looks_secret("DB_PASSWORD") and not looks_secret("PATH")
+
+
+def test_non_zero_exit_is_returned_not_raised(tmp_path: Path) -> None:
+    result = run_command(["python", "-c", "import sys; print('out'); sys.exit('boom')"], cwd=tmp_path, timeout_s=30)
+    assert result.returncode == 1
+    assert not result.succeeded
+    assert result.stdout.strip() == "out"
+    assert "boom" in result.stderr
+
+
+def test_runs_in_the_given_directory(tmp_path: Path) -> None:
+    result = run_command(["python", "-c", "import os; print(os.getcwd())"], cwd=tmp_path, timeout_s=30)
+    assert Path(result.stdout.strip()).resolve() == tmp_path.resolve()
+
+
+def test_timeout_kills_the_command(tmp_path: Path) -> None:
+    with pytest.raises(CommandTimedOut) as raised:
+        run_command(["python", "-c", "import time; time.sleep(30)"], cwd=tmp_path, timeout_s=0.5)
+    assert raised.value.timeout_s == 0.5
