@@ -1,0 +1,1 @@
+"""ModelGuard's versioned event contracts: the only thing services share."""

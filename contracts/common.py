@@ -1,0 +1,53 @@
+"""Value objects shared by several event contracts."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contracts.meta import SHA256_HEX
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ArtifactRef(Frozen):
+    """A blob in the content-addressed artifact store."""
+
+    sha256: str = Field(pattern=SHA256_HEX)
+    media_type: str
+    size: int = Field(ge=0)
+
+
+class WorkspaceRefs(Frozen):
+    """Where the model's code and data for one evaluation live."""
+
+    model_urn: str
+    repository: str
+    pull_request: int | None = Field(default=None, ge=1)
+    base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    candidate_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    base_snapshot: ArtifactRef
+    candidate_snapshot: ArtifactRef
+    data: ArtifactRef
+
+
+class GateResult(Frozen):
+    """The deterministic quality gate's verdict: numbers only, no reasoning can overrule it."""
+
+    metric: str
+    direction: Literal["higher_is_better", "lower_is_better"]
+    tolerance: float = Field(ge=0)
+    baseline: float
+    candidate: float
+    delta: float
+    regressed: bool
+
+
+class PolicyRef(Frozen):
+    """The policy that governed an incident, by digest (stored in the artifact store)."""
+
+    name: str
+    artifact: ArtifactRef

@@ -1,0 +1,1 @@
+"""Event payload contracts, one module per phase."""

@@ -1,0 +1,39 @@
+"""Events of the repair phase: a bounded patch from a named strategy, or a reasoned refusal."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from contracts.common import ArtifactRef, Frozen, GateResult, PolicyRef, WorkspaceRefs
+from contracts.events.diagnosis import DiagnosisReport
+
+
+class PatchSummary(Frozen):
+    strategy: str
+    files: list[str]
+    added_lines: int = Field(ge=0)
+    removed_lines: int = Field(ge=0)
+    diff: str
+    artifact: ArtifactRef
+
+
+class RepairProposed(Frozen):
+    run_id: str
+    workspace: WorkspaceRefs
+    policy: PolicyRef
+    gate: GateResult
+    diagnosis: DiagnosisReport
+    hypothesis: str
+    confidence: float
+    patch: PatchSummary
+
+
+class RepairWithheld(Frozen):
+    run_id: str
+    workspace: WorkspaceRefs
+    policy: PolicyRef
+    gate: GateResult
+    diagnosis: DiagnosisReport
+    hypothesis: str | None
+    reason: str
+    violations: list[str] = Field(default_factory=list)

@@ -1,0 +1,104 @@
+"""The topic map: one contract per event type and major version, one topic per contract."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from contracts.events.context import ContextCollected, UpstreamRiskDetected
+from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
+from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from contracts.events.publication import Published
+from contracts.events.repair import RepairProposed, RepairWithheld
+from contracts.events.validation import RepairValidated, ValidationFailed
+from contracts.meta import EventMeta
+
+P = TypeVar("P", bound=BaseModel)
+
+DEAD_LETTER_TOPIC = "modelguard.dead-letter.v1"
+
+
+class Event(BaseModel, Generic[P]):
+    """An event: its metadata and its typed payload. The payload's canonical JSON is what gets signed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    meta: EventMeta
+    payload: P
+
+
+@dataclass(frozen=True)
+class Contract:
+    event_type: str
+    version: str
+    payload_model: type[BaseModel]
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+    @property
+    def topic(self) -> str:
+        kebab = re.sub(r"(?<!^)(?=[A-Z])", "-", self.event_type).lower()
+        return f"modelguard.{kebab}.v{self.major}"
+
+    @property
+    def event_model(self) -> type[Event[Any]]:
+        return Event[self.payload_model]  # type: ignore[name-defined]
+
+
+CONTRACTS: dict[str, Contract] = {
+    c.event_type: c
+    for c in (
+        Contract("EvaluationReported", "1.0", EvaluationReported),
+        Contract("RegressionDetected", "1.0", RegressionDetected),
+        Contract("EvaluationPassed", "1.0", EvaluationPassed),
+        Contract("ContextCollected", "1.0", ContextCollected),
+        Contract("UpstreamRiskDetected", "1.0", UpstreamRiskDetected),
+        Contract("DiagnosisCompleted", "1.0", DiagnosisCompleted),
+        Contract("DiagnosisAbstained", "1.0", DiagnosisAbstained),
+        Contract("RepairProposed", "1.0", RepairProposed),
+        Contract("RepairWithheld", "1.0", RepairWithheld),
+        Contract("RepairValidated", "1.0", RepairValidated),
+        Contract("ValidationFailed", "1.0", ValidationFailed),
+        Contract("Published", "1.0", Published),
+    )
+}
+
+PAYLOAD_TYPES: dict[type[BaseModel], Contract] = {c.payload_model: c for c in CONTRACTS.values()}
+
+
+class UnknownEventType(ValueError):
+    pass
+
+
+def contract_for(event_type: str) -> Contract:
+    try:
+        return CONTRACTS[event_type]
+    except KeyError:
+        raise UnknownEventType(f"unknown event type {event_type!r}") from None
+
+
+def contract_of_payload(payload: BaseModel) -> Contract:
+    try:
+        return PAYLOAD_TYPES[type(payload)]
+    except KeyError:
+        raise UnknownEventType(f"{type(payload).__name__} is not a registered event payload") from None
+
+
+def all_topics() -> list[str]:
+    return sorted({c.topic for c in CONTRACTS.values()} | {DEAD_LETTER_TOPIC})
+
+
+def parse_event(document: dict[str, Any]) -> Event[Any]:
+    """Validate a decoded event document against the contract its metadata names."""
+    meta = EventMeta.model_validate(document.get("meta"))
+    contract = contract_for(meta.event_type)
+    if meta.event_version.split(".")[0] != str(contract.major):
+        raise UnknownEventType(
+            f"{meta.event_type} v{meta.event_version} has no contract (have v{contract.version})"
+        )
+    return contract.event_model.model_validate(document)

@@ -1,0 +1,38 @@
+"""Publishing signed events from outside a service (the CI reporter, replay, tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aiokafka import AIOKafkaProducer
+
+from contracts.registry import contract_for
+from libs.bus.headers import event_headers
+from libs.events.codec import SignedEvent
+
+
+async def publish_signed(bootstrap: str, events: Sequence[SignedEvent], idempotence: bool = False) -> None:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, enable_idempotence=idempotence, max_request_size=8 * 1024 * 1024
+    )
+    await producer.start()
+    try:
+        for signed in events:
+            await producer.send_and_wait(
+                contract_for(signed.event.meta.event_type).topic,
+                signed.envelope_bytes,
+                key=signed.event.meta.incident_id.encode(),
+                headers=[(k, v.encode()) for k, v in event_headers(signed).items()],
+            )
+    finally:
+        await producer.stop()
+
+
+async def publish_raw(bootstrap: str, topic: str, value: bytes, key: bytes | None = None) -> None:
+    """Put arbitrary bytes on a topic: how tests feed a service malformed input."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, value, key=key)
+    finally:
+        await producer.stop()

@@ -1,0 +1,196 @@
+"""The thin transport around a service's plain handler: consume, verify, dedupe, handle, sign, publish.
+
+A handler is a plain function from one verified input event to the payloads of its output events. This
+module is the only place that knows about Kafka, envelopes on the wire, dead letters and offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from faststream import AckPolicy, FastStream
+from faststream.kafka import KafkaBroker
+from faststream.kafka.annotations import KafkaMessage
+from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+from pydantic import BaseModel
+
+from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from libs.bus.headers import dead_letter_headers, event_headers
+from libs.bus.processed_inputs import ProcessedInputs
+from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
+from libs.events.factory import next_event
+from libs.settings import Settings
+from libs.signing.keys import KeyRegistry, SigningKey
+from libs.telemetry import tracer_provider
+
+log = logging.getLogger("modelguard.bus")
+
+Handler = Callable[[SignedEvent], Sequence[BaseModel]]
+Sink = Callable[[SignedEvent], None]
+
+
+class TransientFailure(RuntimeError):
+    """A failure of something outside the handler (a database, an API): the input is retried, not dropped."""
+
+
+class RejectedInput(ValueError):
+    """A handler's verdict that a well-formed event cannot be processed; it goes to the dead-letter topic."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class ServiceDefinition:
+    name: str
+    version: str
+    consumes: tuple[str, ...]
+    handler: Handler | None = None
+    sink: Sink | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @property
+    def topics(self) -> list[str]:
+        return sorted({contract_for(t).topic for t in self.consumes})
+
+
+def make_broker(settings: Settings, service: str) -> KafkaBroker:
+    return KafkaBroker(
+        settings.kafka_bootstrap,
+        client_id=f"modelguard-{service}",
+        enable_idempotence=settings.kafka_idempotence,
+        max_request_size=8 * 1024 * 1024,
+        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider(service, settings.trace_file))],
+        graceful_timeout=10.0,
+    )
+
+
+class ServiceRuntime:
+    def __init__(
+        self,
+        definition: ServiceDefinition,
+        settings: Settings,
+        key: SigningKey,
+        registry: KeyRegistry,
+    ) -> None:
+        if (definition.handler is None) == (definition.sink is None):
+            raise ValueError("a service has exactly one of handler or sink")
+        self.definition = definition
+        self.settings = settings
+        self.key = key
+        self.registry = registry
+        self.broker = make_broker(settings, definition.name)
+        self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
+        self.app = FastStream(self.broker, on_startup=[], after_startup=[self._announce_ready])
+        self.broker.subscriber(
+            *definition.topics,
+            group_id=f"modelguard-{definition.name}",
+            auto_offset_reset="earliest",
+            session_timeout_ms=settings.kafka_session_timeout_ms,
+            heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
+            max_poll_interval_ms=15 * 60 * 1000,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+        )(self.on_message)
+
+    async def _announce_ready(self) -> None:
+        ready = self.settings.run_dir / f"{self.definition.name}.ready"
+        ready.parent.mkdir(parents=True, exist_ok=True)
+        ready.write_text(str(os.getpid()))
+        log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
+
+    async def dead_letter(self, raw: bytes, reason: str, detail: str, source: str, key: bytes | None) -> None:
+        log.warning("dead-letter %s from %s: %s", reason, source, detail[:200])
+        await self.broker.publish(
+            raw,
+            topic=DEAD_LETTER_TOPIC,
+            key=key,
+            headers=dead_letter_headers(reason, detail, self.definition.name, source),
+        )
+
+    async def on_message(self, msg: KafkaMessage) -> None:
+        record: Any = msg.raw_message
+        source = f"{record.topic}/{record.partition}@{record.offset}"
+        raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
+        try:
+            signed = open_envelope(raw, self.registry)
+        except MalformedMessage as exc:
+            await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
+            return
+        meta = signed.event.meta
+        if meta.event_type not in self.definition.consumes:
+            await self.dead_letter(raw, "unexpected-event-type", meta.event_type, source, record.key)
+            return
+        if self.processed.seen(meta.event_id):
+            log.info("%s already handled %s %s", self.definition.name, meta.event_type, meta.event_id)
+            return
+        try:
+            outputs = await asyncio.to_thread(self._handle, signed)
+        except RejectedInput as exc:
+            await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
+            self.processed.mark(meta.event_id, [])
+            return
+        except TransientFailure:
+            log.exception("%s will retry %s %s", self.definition.name, meta.event_type, meta.event_id)
+            await asyncio.sleep(1.0)
+            raise
+        except Exception as exc:  # a bug or bad data in a handler must not stop the service
+            detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+            await self.dead_letter(raw, "handler-error", detail, source, record.key)
+            self.processed.mark(meta.event_id, [])
+            return
+        for sealed in outputs:
+            await self.broker.publish(
+                sealed.envelope_bytes,
+                topic=contract_for(sealed.event.meta.event_type).topic,
+                key=sealed.event.meta.incident_id.encode(),
+                headers=event_headers(sealed),
+            )
+        self.processed.mark(meta.event_id, [s.event.meta.event_id for s in outputs])
+
+    def _handle(self, signed: SignedEvent) -> list[SignedEvent]:
+        definition = self.definition
+        if definition.sink is not None:
+            definition.sink(signed)
+            return []
+        assert definition.handler is not None
+        sealed: list[SignedEvent] = []
+        for payload in definition.handler(signed):
+            contract_of_payload(payload)
+            event = next_event(
+                payload,
+                producer=definition.name,
+                producer_version=definition.version,
+                occurred_at=definition.clock(),
+                causes=[signed],
+            )
+            sealed.append(seal(event, self.key))
+        return sealed
+
+
+def run_service(definition: ServiceDefinition, settings: Settings, key: SigningKey, registry: KeyRegistry) -> None:
+    logging.basicConfig(
+        level=os.environ.get("MODELGUARD_LOG_LEVEL", "INFO"),
+        format=f"%(asctime)s {definition.name} %(levelname)s %(name)s: %(message)s",
+    )
+    runtime = ServiceRuntime(definition, settings, key, registry)
+    try:
+        asyncio.run(runtime.app.run())
+    finally:
+        runtime.processed.close()
+
+
+def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegistry]:
+    from libs.signing.keys import load_private_key
+
+    key_path = Path(os.environ.get("MODELGUARD_SIGNING_KEY_FILE", str(settings.keys_dir / f"{service}.key")))
+    return load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)

@@ -1,0 +1,27 @@
+"""Canonical JSON: the one byte form of a document that is hashed and signed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical_bytes(document: Any) -> bytes:
+    """Sorted keys, no whitespace, UTF-8, and no NaN or Infinity (they are not JSON)."""
+    return json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def strict_loads(data: bytes | str) -> Any:
+    """Parse JSON, refusing NaN and Infinity, which Python's json accepts by default."""
+    return json.loads(data, parse_constant=_reject_constant)

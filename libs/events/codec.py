@@ -1,0 +1,85 @@
+"""Events to signed envelopes and back, treating every incoming byte as untrusted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope
+from contracts.registry import Event, UnknownEventType, parse_event
+from libs.canonical_json import canonical_bytes, sha256_hex, strict_loads
+from libs.signing.dsse import SignatureError, decode_payload, sign_envelope, verify_envelope
+from libs.signing.keys import KeyRegistry, SigningKey
+
+
+class MalformedMessage(ValueError):
+    """A message that cannot be accepted; `reason` is short and safe to put in a dead-letter header."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class SignedEvent:
+    event: Event[Any]
+    envelope: DsseEnvelope
+    envelope_bytes: bytes
+    signer: str
+
+    @property
+    def digest(self) -> str:
+        return sha256_hex(self.envelope_bytes)
+
+
+def event_bytes(event: Event[Any]) -> bytes:
+    return canonical_bytes(event.model_dump(mode="json"))
+
+
+def envelope_bytes(envelope: DsseEnvelope) -> bytes:
+    return canonical_bytes(envelope.model_dump(mode="json"))
+
+
+def seal(event: Event[Any], key: SigningKey) -> SignedEvent:
+    if key.owner != event.meta.producer:
+        raise SignatureError(f"{key.owner} cannot sign an event produced by {event.meta.producer}")
+    envelope = sign_envelope(event_bytes(event), EVENT_PAYLOAD_TYPE, key)
+    return SignedEvent(event, envelope, envelope_bytes(envelope), key.owner)
+
+
+def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
+    """Parse, verify and validate a message body. Raises MalformedMessage with a reason."""
+    try:
+        document = strict_loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise MalformedMessage("not-json", str(exc)[:200]) from exc
+    try:
+        envelope = DsseEnvelope.model_validate(document)
+    except ValidationError as exc:
+        raise MalformedMessage("not-an-envelope", str(exc)[:300]) from exc
+    if envelope.payloadType != EVENT_PAYLOAD_TYPE:
+        raise MalformedMessage("wrong-payload-type", envelope.payloadType[:100])
+    try:
+        payload = decode_payload(envelope)
+        event_document = strict_loads(payload)
+    except (SignatureError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise MalformedMessage("bad-payload", str(exc)[:200]) from exc
+    producer = event_document.get("meta", {}).get("producer") if isinstance(event_document, dict) else None
+    if not isinstance(producer, str):
+        raise MalformedMessage("schema-violation", "event has no meta.producer")
+    try:
+        signer = verify_envelope(envelope, registry, expected_owner=producer)
+    except SignatureError as exc:
+        raise MalformedMessage("bad-signature", str(exc)[:300]) from exc
+    try:
+        event = parse_event(event_document)
+    except UnknownEventType as exc:
+        raise MalformedMessage("unknown-event-type", str(exc)[:200]) from exc
+    except ValidationError as exc:
+        raise MalformedMessage("schema-violation", str(exc)[:300]) from exc
+    if event_bytes(event) != payload:
+        raise MalformedMessage("non-canonical-payload", "payload is not the canonical JSON of its event")
+    return SignedEvent(event, envelope, envelope_bytes(envelope), signer)

@@ -1,0 +1,27 @@
+"""The deterministic quality gate: a number and a tolerance decide, nothing else."""
+
+from __future__ import annotations
+
+from contracts.common import GateResult
+from libs.policy import GatePolicy
+
+
+class MetricMissing(ValueError):
+    pass
+
+
+def apply_gate(gate: GatePolicy, baseline: dict[str, float], candidate: dict[str, float]) -> GateResult:
+    if gate.metric not in baseline or gate.metric not in candidate:
+        raise MetricMissing(f"metric {gate.metric!r} is missing from the baseline or the candidate")
+    base, cand = float(baseline[gate.metric]), float(candidate[gate.metric])
+    delta = cand - base
+    worsening = -delta if gate.direction == "higher_is_better" else delta
+    return GateResult(
+        metric=gate.metric,
+        direction=gate.direction,
+        tolerance=gate.tolerance,
+        baseline=base,
+        candidate=cand,
+        delta=delta,
+        regressed=worsening > gate.tolerance,
+    )

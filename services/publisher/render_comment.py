@@ -1,0 +1,72 @@
+"""The pull-request comment, in markdown. Deterministic: the same finding renders the same bytes."""
+
+from __future__ import annotations
+
+from contracts.events.context import UpstreamRiskDetected
+from contracts.events.repair import RepairWithheld
+from contracts.events.validation import RepairValidated, ValidationFailed
+from services.publisher.finding import Finding
+
+HEADLINES = {
+    "repair_validated": "A validated repair is proposed for review",
+    "validation_failed": "A repair was tried and did not pass validation",
+    "repair_withheld": "No repair is proposed",
+    "upstream_risk": "An upstream change puts this model at risk",
+}
+
+
+def comment_marker(incident_id: str) -> str:
+    return f"<!-- modelguard:incident={incident_id} -->"
+
+
+def render_comment(finding: Finding) -> str:
+    lines = [comment_marker(finding.incident_id), f"## ModelGuard: {HEADLINES[finding.outcome]}", ""]
+    lines += [f"**{finding.title}**", ""]
+    payload = finding.payload
+    if isinstance(payload, UpstreamRiskDetected):
+        lines += [f"Cause: `{payload.cause}` — {payload.change_summary}", "", "| model | deployments | owners |"]
+        lines += ["|---|---|---|"]
+        lines += [
+            f"| `{a.model_urn}` | {', '.join(a.deployments) or '—'} | {', '.join(a.owners) or '—'} |"
+            for a in payload.affected
+        ]
+        return "\n".join(lines) + "\n"
+    gate = payload.gate
+    lines += [
+        "| gate | baseline | candidate | tolerance |",
+        "|---|---|---|---|",
+        f"| `{gate.metric}` ({gate.direction}) | {gate.baseline:.4f} | {gate.candidate:.4f} | {gate.tolerance} |",
+        "",
+        "### Diagnosis",
+        "",
+        "| hypothesis | score | confidence |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {h.name} | {h.score:.3f} | {h.confidence} |" for h in payload.diagnosis.hypotheses]
+    lines.append("")
+    if isinstance(payload, RepairWithheld):
+        lines += [f"Withheld: {payload.reason}", ""]
+        lines += [f"- {v}" for v in payload.violations]
+    if isinstance(payload, RepairValidated | ValidationFailed):
+        report = payload.validation
+        lines += [
+            f"### Repair (`{payload.patch.strategy}`, {', '.join(payload.patch.files)})",
+            "",
+            "```diff",
+            payload.patch.diff.rstrip("\n"),
+            "```",
+            "",
+            "### Validation in an isolated copy",
+            "",
+            "| check | result |",
+            "|---|---|",
+        ]
+        lines += [f"| {c.name} | {'passed' if c.passed else 'FAILED'} |" for c in report.checks]
+        lines.append("")
+        if report.metric_after_repair is not None:
+            lines.append(f"`{gate.metric}` after repair: {report.metric_after_repair:.4f}")
+        lines.append(f"Tests: {report.tests_passed} passed, {report.tests_failed} failed")
+        if isinstance(payload, ValidationFailed):
+            lines.append(f"Not proposed: {payload.reason}")
+    lines += ["", f"Policy `{payload.policy.name}` sha256 `{payload.policy.artifact.sha256[:16]}`. A human decides."]
+    return "\n".join(lines) + "\n"

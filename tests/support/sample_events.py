@@ -1,0 +1,94 @@
+"""Valid events for tests: real payload models, real keys, real signatures."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from contracts.common import ArtifactRef, GateResult, PolicyRef, WorkspaceRefs
+from contracts.events.evaluation import EvaluationReported, RegressionDetected
+from libs.events.codec import SignedEvent, seal
+from libs.events.factory import next_event
+from libs.events.identity import incident_id_for
+from libs.signing.keys import KeyRegistry, RegisteredKey, SigningKey, generate_key
+
+AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def artifact(content: bytes, media_type: str = "application/octet-stream") -> ArtifactRef:
+    return ArtifactRef(sha256=hashlib.sha256(content).hexdigest(), media_type=media_type, size=len(content))
+
+
+def workspace(seed: str = "a") -> WorkspaceRefs:
+    return WorkspaceRefs(
+        model_urn="urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn-model-v3,PROD)",
+        repository="acme/churn-model",
+        pull_request=7,
+        base_commit=hashlib.sha1(f"base-{seed}".encode()).hexdigest(),
+        candidate_commit=hashlib.sha1(f"candidate-{seed}".encode()).hexdigest(),
+        base_snapshot=artifact(f"base-{seed}".encode(), "application/x-tar"),
+        candidate_snapshot=artifact(f"candidate-{seed}".encode(), "application/x-tar"),
+        data=artifact(f"data-{seed}".encode(), "text/csv"),
+    )
+
+
+def evaluation(
+    run_id: str = "run-1", seed: str = "a", baseline: float = 0.8, candidate: float = 0.7
+) -> EvaluationReported:
+    return EvaluationReported(
+        run_id=run_id,
+        workspace=workspace(seed),
+        baseline_metrics={"f1": baseline},
+        candidate_metrics={"f1": candidate},
+        evaluation_command=["python", "evaluate.py"],
+    )
+
+
+def gate(baseline: float = 0.8, candidate: float = 0.7) -> GateResult:
+    return GateResult(
+        metric="f1",
+        direction="higher_is_better",
+        tolerance=0.02,
+        baseline=baseline,
+        candidate=candidate,
+        delta=candidate - baseline,
+        regressed=baseline - candidate > 0.02,
+    )
+
+
+class Keys:
+    """One real Ed25519 key per producer and the registry of their public halves."""
+
+    def __init__(self, *owners: str) -> None:
+        self.keys: dict[str, SigningKey] = {o: generate_key(o) for o in owners}
+        self.registry = KeyRegistry(
+            [RegisteredKey(k.keyid, o, k.private_key.public_key()) for o, k in self.keys.items()]
+        )
+
+    def __getitem__(self, owner: str) -> SigningKey:
+        return self.keys[owner]
+
+
+def reported(keys: Keys, run_id: str = "run-1", seed: str = "a") -> SignedEvent:
+    payload = evaluation(run_id, seed)
+    incident = incident_id_for(payload.workspace.model_urn, payload.workspace.candidate_commit, "f1")
+    event = next_event(
+        payload,
+        producer="reporter",
+        producer_version="test",
+        occurred_at=AT,
+        incident_id=incident,
+        extra_input_digests=[hashlib.sha256(run_id.encode()).hexdigest()],
+    )
+    return seal(event, keys["reporter"])
+
+
+def detected(keys: Keys, cause: SignedEvent) -> SignedEvent:
+    payload = RegressionDetected(
+        run_id=cause.event.payload.run_id,
+        workspace=cause.event.payload.workspace,
+        policy=PolicyRef(name="churn", artifact=artifact(b"policy", "application/yaml")),
+        gate=gate(),
+    )
+    event = next_event(payload, producer="detector", producer_version="test", occurred_at=AT, causes=[cause])
+    return seal(event, keys["detector"])

@@ -1,0 +1,88 @@
+"""Signed envelopes: what verifies, and the reason given for everything that does not."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from contracts.envelope import EVENT_PAYLOAD_TYPE
+from libs.events.codec import MalformedMessage, envelope_bytes, event_bytes, open_envelope, seal
+from libs.signing.dsse import SignatureError, sign_envelope
+from tests.support.sample_events import Keys, detected, reported
+
+
+@pytest.fixture
+def keys() -> Keys:
+    return Keys("reporter", "detector")
+
+
+def test_round_trip_keeps_event_and_digest(keys: Keys) -> None:
+    signed = reported(keys)
+    opened = open_envelope(signed.envelope_bytes, keys.registry)
+    assert opened.event == signed.event
+    assert opened.digest == signed.digest
+    assert opened.signer == "reporter"
+
+
+def test_event_ids_are_deterministic_and_chain_causes(keys: Keys) -> None:
+    first, again = reported(keys), reported(keys)
+    assert first.event.meta.event_id == again.event.meta.event_id
+    assert reported(keys, run_id="run-2").event.meta.event_id != first.event.meta.event_id
+    child = detected(keys, first)
+    assert child.event.meta.causation_id == first.event.meta.event_id
+    assert child.event.meta.input_digests == (first.digest,)
+    assert child.event.meta.incident_id == first.event.meta.incident_id
+
+
+def _tamper(raw: bytes, mutate) -> bytes:  # type: ignore[no-untyped-def]
+    envelope = json.loads(raw)
+    event = json.loads(base64.b64decode(envelope["payload"]))
+    mutate(event)
+    envelope["payload"] = base64.b64encode(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).decode()
+    return json.dumps(envelope).encode()
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"\xff\xfe not json", "not-json"),
+        (b'{"payloadType": "x"}', "not-an-envelope"),
+        (b"[1, 2]", "not-an-envelope"),
+        (b'{"a": NaN}', "not-json"),
+    ],
+)
+def test_garbage_is_refused_with_a_reason(keys: Keys, raw: bytes, reason: str) -> None:
+    with pytest.raises(MalformedMessage) as caught:
+        open_envelope(raw, keys.registry)
+    assert caught.value.reason == reason
+
+
+def test_a_changed_payload_fails_the_signature(keys: Keys) -> None:
+    raw = _tamper(reported(keys).envelope_bytes, lambda e: e["payload"]["candidate_metrics"].update(f1=0.9))
+    with pytest.raises(MalformedMessage) as caught:
+        open_envelope(raw, keys.registry)
+    assert caught.value.reason == "bad-signature"
+
+
+def test_an_unknown_key_and_a_foreign_key_are_refused(keys: Keys) -> None:
+    stranger = Keys("reporter")
+    with pytest.raises(MalformedMessage, match="unknown key"):
+        open_envelope(reported(stranger).envelope_bytes, keys.registry)
+    # a registered detector key cannot vouch for an event that says the reporter produced it
+    claimed = reported(keys)
+    with pytest.raises(SignatureError):
+        seal(claimed.event, keys["detector"])
+    forged = sign_envelope(event_bytes(claimed.event), EVENT_PAYLOAD_TYPE, keys["detector"])
+    with pytest.raises(MalformedMessage, match="belongs to detector"):
+        open_envelope(envelope_bytes(forged), keys.registry)
+
+
+def test_a_valid_signature_over_a_wrong_schema_is_a_schema_violation(keys: Keys) -> None:
+    document = reported(keys).event.model_dump(mode="json")
+    document["payload"]["baseline_metrics"] = "not a mapping"
+    envelope = sign_envelope(json.dumps(document).encode(), EVENT_PAYLOAD_TYPE, keys["reporter"])
+    with pytest.raises(MalformedMessage) as caught:
+        open_envelope(envelope.model_dump_json().encode(), keys.registry)
+    assert caught.value.reason == "schema-violation"
