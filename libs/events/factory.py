@@ -23,15 +23,18 @@ def next_event(
     incident_id: str | None = None,
     extra_input_digests: Sequence[str] = (),
 ) -> Event[BaseModel]:
-    """The event id is a digest of producer, incident, type and the digests of its inputs."""
+    """The event id is a digest of producer, incident, type and the identities of its inputs."""
     contract = contract_of_payload(payload)
     if incident_id is None:
         if not causes:
             raise ValueError("a first event needs an incident id")
         incident_id = causes[0].event.meta.incident_id
     input_digests = tuple(sorted({c.digest for c in causes} | set(extra_input_digests)))
+    # The id names the causes by event id, not by envelope digest: a cause recomputed after a crash has a
+    # new timestamp (so a new envelope) but the same id, and so do the events computed from it.
+    identity_inputs = [c.event.meta.event_id for c in causes] + list(extra_input_digests)
     meta = EventMeta(
-        event_id=event_id_for(producer, incident_id, contract.event_type, input_digests),
+        event_id=event_id_for(producer, incident_id, contract.event_type, identity_inputs),
         event_type=contract.event_type,
         event_version=contract.version,
         incident_id=incident_id,

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from libs.canonical_json import canonical_bytes, sha256_hex
 
 
-def event_id_for(producer: str, incident_id: str, event_type: str, input_digests: Iterable[str]) -> str:
-    return sha256_hex(canonical_bytes([producer, incident_id, event_type, sorted(input_digests)]))[:32]
+def event_id_for(producer: str, incident_id: str, event_type: str, inputs: Iterable[str]) -> str:
+    return sha256_hex(canonical_bytes([producer, incident_id, event_type, sorted(inputs)]))[:32]
 
 
 def incident_id_for(*fingerprint: str) -> str:

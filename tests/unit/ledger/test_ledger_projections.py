@@ -1,0 +1,129 @@
+"""Projections are a pure fold of the log: replaying the ledger rebuilds every incident's read model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from contracts.events.publication import ChannelResult, Published
+from contracts.events.repair import RepairWithheld
+from contracts.events.validation import ValidationFailed
+from libs.events.codec import SignedEvent, seal
+from libs.events.factory import next_event
+from libs.ledger import IncidentProjection, LedgerStore, project, replay
+from libs.ledger.samples import (
+    SampleKeys,
+    abstained_incident,
+    passed_incident,
+    repaired_incident,
+    sample_incident_id,
+)
+
+
+def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys) -> None:
+    for signed in repaired_incident(keys, "repaired", after_repair=0.905):
+        store.append(signed)
+
+    projection = replay(store)[sample_incident_id("repaired")]
+
+    assert projection.model_dump(exclude={"last_event_id", "first_at", "last_at"}) == {
+        "incident_id": sample_incident_id("repaired"),
+        "status": "published",
+        "phase": "publish",
+        "last_event_type": "Published",
+        "model_urn": "urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_model,PROD)",
+        "metric": "roc_auc",
+        "baseline": 0.91,
+        "candidate": 0.84,
+        "after_repair": 0.905,
+        "hypothesis": "feature_transform_regression",
+        "confidence": 0.82,
+        "reason": None,
+        "publications": {"github": "created", "datahub": "created"},
+        "event_count": 6,
+    }
+
+
+def _withheld(keys: SampleKeys) -> list[SignedEvent]:
+    events = repaired_incident(keys, "withheld")[:3]
+    diagnosed = events[-1].event.payload
+    payload = RepairWithheld(
+        **diagnosed.model_dump(include={"run_id", "workspace", "policy", "gate"}),
+        diagnosis=diagnosed.report,
+        hypothesis=diagnosed.hypothesis,
+        reason="the patch would touch a protected file",
+        violations=["protected_path"],
+    )
+    return [*events, _next(keys, "repairer", payload, events[-1])]
+
+
+def _validation_failed_then_published(keys: SampleKeys) -> list[SignedEvent]:
+    events = repaired_incident(keys, "failed")[:4]
+    proposed = events[-1].event.payload
+    validated = repaired_incident(keys, "failed", after_repair=0.83)[4].event.payload
+    failed = ValidationFailed(**validated.model_dump(), reason="the metric did not recover")
+    events.append(_next(keys, "validator", failed, events[-1]))
+    channel = ChannelResult(
+        channel="github", status="noop", target="x", identifier="y", content_digest="z", dry_run=True
+    )
+    published = Published(
+        run_id=proposed.run_id, outcome="validation_failed", source_event_type="ValidationFailed", channels=[channel]
+    )
+    return [*events, _next(keys, "publisher", published, events[-1])]
+
+
+CASES: list[tuple[str, Callable[[SampleKeys], list[SignedEvent]], dict[str, Any]]] = [
+    ("passed", lambda k: passed_incident(k, "passed"), {"status": "passed", "phase": "detect", "event_count": 2}),
+    (
+        "abstained",
+        lambda k: abstained_incident(k, "abstained"),
+        {"status": "abstained", "phase": "diagnose", "reason": "two causes are close", "hypothesis": None},
+    ),
+    ("withheld", _withheld, {"status": "withheld", "phase": "repair", "hypothesis": "feature_transform_regression"}),
+    (
+        "validation_failed",
+        _validation_failed_then_published,
+        {"status": "validation_failed", "phase": "publish", "after_repair": 0.83, "publications": {"github": "noop"}},
+    ),
+    ("open", lambda k: repaired_incident(k, "open")[:3], {"status": "open", "phase": "diagnose", "confidence": 0.82}),
+]
+
+
+@pytest.mark.parametrize(("name", "build", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_each_outcome_projects_its_status(
+    store: LedgerStore, keys: SampleKeys, name: str, build: Callable[[SampleKeys], list[SignedEvent]], expected: dict
+) -> None:
+    events = build(keys)
+    for signed in events:
+        store.append(signed)
+
+    projection = replay(store, keys.registry)[events[0].event.meta.incident_id]
+
+    assert projection.model_dump(include=set(expected)) == expected
+    assert projection.last_event_type == events[-1].event.meta.event_type
+
+
+def test_replay_is_the_pure_fold_of_the_logged_events(store: LedgerStore, keys: SampleKeys) -> None:
+    first, second = repaired_incident(keys, "one"), abstained_incident(keys, "two")
+    log = [first[0], second[0], *first[1:3], *second[1:], *first[3:]]
+    for signed in log:
+        store.append(signed)
+
+    replayed = replay(store, batch=2)
+
+    assert replayed == project(e.event for e in log)
+    assert set(replayed) == {sample_incident_id("one"), sample_incident_id("two")}
+    assert all(isinstance(p, IncidentProjection) for p in replayed.values())
+
+
+def _next(keys: SampleKeys, producer: str, payload: Any, cause: SignedEvent) -> SignedEvent:
+    event = next_event(
+        payload,
+        producer=producer,
+        producer_version="0.1.0",
+        occurred_at=cause.event.meta.occurred_at,
+        causes=[cause],
+    )
+    return seal(event, keys.keys[producer])
