@@ -1,0 +1,82 @@
+"""The workspace files on the feature path: the module the policy's ``features`` command runs and every
+module of the workspace it imports, directly or not (package ``__init__`` files included, since
+importing a module runs them)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+
+def feature_source_files(tree: Path, workspace_spec: Mapping[str, Any]) -> frozenset[str]:
+    """Relative POSIX paths of the feature command's module and its workspace-local imports."""
+    entry = command_entry_file(tree, workspace_spec.get("features") or [])
+    if entry is None:
+        return frozenset()
+    found: set[str] = set()
+    pending = [entry]
+    while pending:
+        relpath = pending.pop()
+        if relpath in found:
+            continue
+        found.add(relpath)
+        pending.extend(_package_inits(tree, relpath))
+        pending.extend(_local_imports(tree, relpath))
+    return frozenset(found)
+
+
+def command_entry_file(tree: Path, argv: Sequence[str]) -> str | None:
+    """The workspace file a ``python ...`` command runs: ``-m package.module`` or ``script.py``."""
+    arguments = list(argv)[1:]
+    for index, argument in enumerate(arguments):
+        if argument == "-m" and index + 1 < len(arguments):
+            return module_file(tree, arguments[index + 1])
+        if argument.endswith(".py") and "{" not in argument:
+            return argument if (tree / argument).is_file() else None
+    return None
+
+
+def module_file(tree: Path, module: str) -> str | None:
+    base = PurePosixPath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if (tree / candidate).is_file():
+            return candidate.as_posix()
+    return None
+
+
+def _package_inits(tree: Path, relpath: str) -> list[str]:
+    parents = PurePosixPath(relpath).parents
+    inits = [(parent / "__init__.py").as_posix() for parent in parents if parent.as_posix() != "."]
+    return [init for init in inits if (tree / init).is_file()]
+
+
+def _local_imports(tree: Path, relpath: str) -> list[str]:
+    try:
+        module_ast = ast.parse((tree / relpath).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+    package = PurePosixPath(relpath).parent.parts  # for a module and for a package's __init__ alike
+    files = []
+    for node in ast.walk(module_ast):
+        for module in _imported_modules(node, package):
+            found = module_file(tree, module)
+            if found is not None:
+                files.append(found)
+    return files
+
+
+def _imported_modules(node: ast.AST, package: tuple[str, ...]) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        anchor = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+        base = ".".join((*anchor, *(node.module.split(".") if node.module else ())))
+    else:
+        base = node.module or ""
+    if not base:
+        return []
+    return [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]

@@ -1,0 +1,55 @@
+"""The diagnosis outcome in the contract's words (DiagnosisCompleted / DiagnosisAbstained)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from contracts.events.context import ContextCollected
+from contracts.events.diagnosis import (
+    DiagnosisAbstained,
+    DiagnosisCompleted,
+    DiagnosisReport,
+    EvidenceItem,
+    RankedHypothesis,
+    Suspect,
+)
+from services.diagnoser.handler import DiagnosisOutcome
+
+
+def diagnosis_report(outcome: DiagnosisOutcome, context_digest: str) -> DiagnosisReport:
+    suspected = outcome.suspected
+    return DiagnosisReport(
+        evidence=[
+            EvidenceItem(evidence_id=e.id, kind=str(e.kind), summary=e.summary, values=e.values, source=str(e.source))
+            for e in outcome.evidence
+        ],
+        hypotheses=[
+            RankedHypothesis(
+                name=h.name,
+                score=h.score,
+                confidence=str(h.confidence_level),
+                supporting=list(h.supporting_evidence_ids),
+                counter=list(h.counter_evidence_ids),
+                explanation=h.description,
+            )
+            for h in outcome.hypotheses
+        ],
+        invalid_values={"base": outcome.invalid_values.base, "candidate": outcome.invalid_values.candidate},
+        suspect=Suspect(file=suspected.file, function=suspected.function, divisor=suspected.divisor)
+        if suspected is not None and suspected.function
+        else None,
+        context_digest=context_digest,
+    )
+
+
+def diagnosis_event(collected: ContextCollected, outcome: DiagnosisOutcome) -> BaseModel:
+    common = {
+        "run_id": collected.run_id,
+        "workspace": collected.workspace,
+        "policy": collected.policy,
+        "gate": collected.gate,
+        "report": diagnosis_report(outcome, collected.context_digest),
+    }
+    if outcome.decision == "diagnosed" and outcome.chosen_hypothesis and outcome.confidence is not None:
+        return DiagnosisCompleted(**common, hypothesis=outcome.chosen_hypothesis, confidence=outcome.confidence)
+    return DiagnosisAbstained(**common, reason=outcome.abstention_reason or "no hypothesis was chosen")

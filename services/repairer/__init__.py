@@ -1,0 +1,1 @@
+"""Repairer domain logic: named, bounded repair strategies inside a patch guard."""

@@ -1,0 +1,61 @@
+"""The repair outcome in the contract's words (RepairProposed / RepairWithheld)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+from contracts.common import ArtifactRef
+from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
+from contracts.events.repair import PatchSummary, RepairProposed, RepairWithheld
+from services.repairer.handler import RepairProposal, RepairWithholding
+
+StorePatch = Callable[[bytes], ArtifactRef]
+
+
+def withheld_after_abstention(abstained: DiagnosisAbstained) -> RepairWithheld:
+    return RepairWithheld(
+        run_id=abstained.run_id,
+        workspace=abstained.workspace,
+        policy=abstained.policy,
+        gate=abstained.gate,
+        diagnosis=abstained.report,
+        hypothesis=None,
+        reason=f"the diagnosis abstained: {abstained.reason}",
+    )
+
+
+def repair_event(
+    diagnosed: DiagnosisCompleted, outcome: RepairProposal | RepairWithholding, store_patch: StorePatch
+) -> BaseModel:
+    common = {
+        "run_id": diagnosed.run_id,
+        "workspace": diagnosed.workspace,
+        "policy": diagnosed.policy,
+        "gate": diagnosed.gate,
+        "diagnosis": diagnosed.report,
+    }
+    if isinstance(outcome, RepairWithholding):
+        return RepairWithheld(
+            **common,
+            hypothesis=outcome.hypothesis,
+            reason=f"{outcome.reason_code}: {outcome.reason}",
+            violations=[f"{v.rule}: {v.detail}" for v in outcome.violations],
+        )
+    artifact = store_patch(outcome.unified_diff.encode())
+    if artifact.sha256 != outcome.patch_sha256:
+        raise ValueError("the stored patch does not match the proposal's digest")
+    return RepairProposed(
+        **common,
+        hypothesis=diagnosed.hypothesis,
+        confidence=diagnosed.confidence,
+        patch=PatchSummary(
+            strategy=outcome.strategy,
+            files=list(outcome.files),
+            added_lines=outcome.added_lines,
+            removed_lines=outcome.removed_lines,
+            diff=outcome.unified_diff,
+            artifact=artifact,
+        ),
+    )

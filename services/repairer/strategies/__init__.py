@@ -1,0 +1,1 @@
+"""The repair catalogue: each strategy makes one narrow, explainable kind of source edit."""

@@ -1,0 +1,58 @@
+"""A throwaway copy of the candidate workspace, and ``git apply`` of a patch into it.
+
+The source workspace is only read. The copy lives in a fresh temporary folder that is removed on exit;
+git runs with an isolated configuration and a ceiling at the sandbox folder, so it never discovers (or
+writes to) a repository around it, and refuses paths that leave the copy.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from libs.workspace.git import GitCommandFailed, run_git
+
+NOT_COPIED = ("__pycache__", ".pytest_cache", ".git", "*.pyc")
+
+
+class PatchApplication(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    applied: bool
+    detail: str
+    numstat: tuple[tuple[int, int, str], ...] = ()
+    """(added, removed, path) per file, as git counts them."""
+
+
+@contextmanager
+def sandbox_copy(candidate_dir: Path) -> Iterator[Path]:
+    """Yield a fresh copy of ``candidate_dir``; the copy and its folder are deleted afterwards."""
+    with tempfile.TemporaryDirectory(prefix="modelguard-sandbox-") as folder:
+        workspace = Path(folder) / "workspace"
+        shutil.copytree(candidate_dir, workspace, symlinks=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
+        yield workspace
+
+
+def apply_patch(workspace: Path, unified_diff: str) -> PatchApplication:
+    """Check, then apply ``unified_diff`` (``a/``/``b/`` paths) inside ``workspace``; nothing is
+    written when the check fails."""
+    patch = unified_diff.encode("utf-8")
+    ceiling = {"GIT_CEILING_DIRECTORIES": str(Path(workspace).resolve().parent)}
+    try:
+        numstat = run_git(["apply", "--check", "--numstat", "-"], workspace, extra_env=ceiling, stdin=patch)
+        run_git(["apply", "--whitespace=nowarn", "-"], workspace, extra_env=ceiling, stdin=patch)
+    except GitCommandFailed as error:
+        return PatchApplication(applied=False, detail=error.stderr.strip()[-2000:] or str(error))
+    counts = tuple(_numstat_rows(numstat.decode("utf-8", "replace")))
+    return PatchApplication(applied=True, detail=f"applied to {len(counts)} file(s)", numstat=counts)
+
+
+def _numstat_rows(text: str) -> Iterator[tuple[int, int, str]]:
+    for line in text.splitlines():
+        added, removed, path = line.split("\t", 2)
+        yield (int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0, path)
