@@ -25,7 +25,5 @@ class EventMeta(BaseModel):
     producer: str = Field(min_length=1, max_length=64)
     producer_version: str = Field(min_length=1, max_length=32)
     causation_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
-    input_digests: tuple[str, ...] = Field(
-        default=(), description="sha256 of the envelopes this was computed from"
-    )
+    input_digests: tuple[str, ...] = Field(default=(), description="sha256 of the envelopes this was computed from")
     occurred_at: datetime

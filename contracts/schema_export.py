@@ -1,7 +1,7 @@
 """Generate the committed JSON Schemas and AsyncAPI document from the contract models.
 
-    python -m contracts.schema_export          # rewrite contracts/schemas/
-    python -m contracts.schema_export --check  # exit 1 when the committed files drift from the models
+python -m contracts.schema_export          # rewrite contracts/schemas/
+python -m contracts.schema_export --check  # exit 1 when the committed files drift from the models
 """
 
 from __future__ import annotations
@@ -81,7 +81,9 @@ def topics_manifest(partitions: int = 6, replicas: int = 3) -> str:
 
 def drifted(directory: Path = SCHEMA_DIR, manifest: Path = TOPICS_MANIFEST) -> list[str]:
     expected = generated_files()
-    problems = [n for n, text in expected.items() if not (directory / n).exists() or (directory / n).read_text() != text]
+    problems = [
+        n for n, text in expected.items() if not (directory / n).exists() or (directory / n).read_text() != text
+    ]
     problems += [p.name for p in directory.glob("*.json") if p.name not in expected]
     if not manifest.exists() or manifest.read_text() != topics_manifest():
         problems.append(manifest.name)

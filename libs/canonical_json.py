@@ -9,9 +9,7 @@ from typing import Any
 
 def canonical_bytes(document: Any) -> bytes:
     """Sorted keys, no whitespace, UTF-8, and no NaN or Infinity (they are not JSON)."""
-    return json.dumps(
-        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode()
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
 def sha256_hex(data: bytes) -> str:

@@ -29,6 +29,7 @@ class RankedHypothesis(Frozen):
 class Suspect(Frozen):
     file: str
     function: str
+    divisor: str | None = None
 
 
 class DiagnosisReport(Frozen):

@@ -38,7 +38,13 @@ Sink = Callable[[SignedEvent], None]
 
 
 class TransientFailure(RuntimeError):
-    """A failure of something outside the handler (a database, an API): the input is retried, not dropped."""
+    """A failure of something outside the handler (a database, an API): the input is retried, not dropped.
+
+    The offset is not committed; the partition is rewound to the input and it comes again after
+    `retry_after_s`.
+    """
+
+    retry_after_s: float = 1.0
 
 
 class RejectedInput(ValueError):
@@ -139,9 +145,9 @@ class ServiceRuntime:
             await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
             self.processed.mark(meta.event_id, [])
             return
-        except TransientFailure:
-            log.exception("%s will retry %s %s", self.definition.name, meta.event_type, meta.event_id)
-            await asyncio.sleep(1.0)
+        except TransientFailure as exc:
+            log.info("%s will retry %s %s: %s", self.definition.name, meta.event_type, meta.event_id, exc)
+            await asyncio.sleep(exc.retry_after_s)
             raise
         except Exception as exc:  # a bug or bad data in a handler must not stop the service
             detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"

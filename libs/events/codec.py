@@ -75,7 +75,7 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
     except SignatureError as exc:
         raise MalformedMessage("bad-signature", str(exc)[:300]) from exc
     try:
-        event = parse_event(event_document)
+        event = parse_event(event_document, payload)
     except UnknownEventType as exc:
         raise MalformedMessage("unknown-event-type", str(exc)[:200]) from exc
     except ValidationError as exc:

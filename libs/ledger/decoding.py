@@ -19,6 +19,7 @@ def decode_row(row: LedgerRow, registry: KeyRegistry | None = None) -> Event[Any
         return open_envelope(row.envelope_bytes, registry).event
     try:
         envelope = DsseEnvelope.model_validate_json(row.envelope)
-        return parse_event(strict_loads(decode_payload(envelope)))
+        payload = decode_payload(envelope)
+        return parse_event(strict_loads(payload), payload)
     except (ValueError, SignatureError) as exc:
         raise MalformedMessage("undecodable-ledger-row", f"position {row.position}: {str(exc)[:200]}") from exc

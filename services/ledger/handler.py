@@ -1,4 +1,12 @@
-"""Ledger: every verified event appended once to the incident's hash chain; checkpoints signed now and then."""
+"""Ledger: every verified event appended once, after its cause, to the incident's hash chain; checkpoints
+signed now and then.
+
+Events of one incident arrive on several topics, so the ledger can see an effect before its cause. It
+refuses to append an effect whose cause is not in the log yet: the input is retried (its offset is not
+committed, so nothing is lost) until the cause is there, which keeps every chain in causal order. An
+effect whose cause never comes (dead-lettered, say) is appended after `max_cause_wait_s`, and
+verification then names the missing link.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from libs.bus.runtime import TransientFailure
 from libs.events.codec import SignedEvent
 from libs.ledger import AppendResult, LedgerStore
+
+
+class CauseNotAppendedYet(TransientFailure):
+    retry_after_s = 0.1
 
 
 @dataclass
@@ -16,12 +29,15 @@ class LedgerSink:
     checkpoint: Callable[[], object]
     checkpoint_every: int = 50
     checkpoint_interval_s: float = 10.0
+    max_cause_wait_s: float = 120.0
     appended: int = 0
     clock: Callable[[], float] = time.monotonic
     _last_checkpoint: float = field(default=float("-inf"))
+    _waiting_since: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, signed: SignedEvent) -> AppendResult:
         """Append; sign a checkpoint after every N appends, or at the first append after a quiet interval."""
+        self._require_cause(signed)
         result = self.store.append(signed)
         if result.appended:
             self.appended += 1
@@ -30,3 +46,13 @@ class LedgerSink:
                 self.checkpoint()
                 self._last_checkpoint = now
         return result
+
+    def _require_cause(self, signed: SignedEvent) -> None:
+        meta = signed.event.meta
+        if meta.causation_id is None or self.store.event(meta.causation_id) is not None:
+            self._waiting_since.pop(meta.event_id, None)
+            return
+        first_seen = self._waiting_since.setdefault(meta.event_id, self.clock())
+        if self.clock() - first_seen < self.max_cause_wait_s:
+            raise CauseNotAppendedYet(f"{meta.event_type} {meta.event_id} waits for its cause {meta.causation_id}")
+        self._waiting_since.pop(meta.event_id, None)

@@ -36,7 +36,7 @@ class FixtureGitHub:
 
     def upsert_comment(self, repository: str, pull_request: int | None, marker: str, body: str) -> ChannelResult:
         pr = f"pr-{pull_request}" if pull_request else "no-pr"
-        path = self.root / _slug(repository) / pr / f"{_slug(marker)}.md"
+        path = self.root / _slug(repository) / pr / f"{_slug(marker.strip('<!->= '))}.md"
         digest = sha256_hex(body.encode())
         existing = path.read_bytes() if path.exists() else None
         if existing is not None and sha256_hex(existing) == digest:

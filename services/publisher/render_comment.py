@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contracts.events.context import UpstreamRiskDetected
+from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
 from services.publisher.finding import Finding
@@ -13,6 +14,19 @@ HEADLINES = {
     "repair_withheld": "No repair is proposed",
     "upstream_risk": "An upstream change puts this model at risk",
 }
+
+
+def _evidence_lines(report: DiagnosisReport) -> list[str]:
+    """The leading hypothesis's computed evidence, for and against, in the diagnoser's own words."""
+    if not report.hypotheses:
+        return []
+    top = report.hypotheses[0]
+    summaries = {e.evidence_id: e.summary for e in report.evidence}
+    lines = [f"Evidence for `{top.name}`:"]
+    lines += [f"- {summaries[i]}" for i in top.supporting if i in summaries] or ["- none"]
+    lines += [f"Against `{top.name}`:"]
+    lines += [f"- {summaries[i]}" for i in top.counter if i in summaries] or ["- none"]
+    return [*lines, ""]
 
 
 def comment_marker(incident_id: str) -> str:
@@ -44,6 +58,7 @@ def render_comment(finding: Finding) -> str:
     ]
     lines += [f"| {h.name} | {h.score:.3f} | {h.confidence} |" for h in payload.diagnosis.hypotheses]
     lines.append("")
+    lines += _evidence_lines(payload.diagnosis)
     if isinstance(payload, RepairWithheld):
         lines += [f"Withheld: {payload.reason}", ""]
         lines += [f"- {v}" for v in payload.violations]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libs.ledger import LedgerStore
-from services.ledger.handler import LedgerSink
+import pytest
+
+from libs.ledger import LedgerStore, verify_incident
+from services.ledger.handler import CauseNotAppendedYet, LedgerSink
 from tests.support.sample_events import Keys, detected, reported
 
 
@@ -28,3 +30,36 @@ def test_appends_once_and_checkpoints_by_count_and_by_time(tmp_path: Path) -> No
     sink(reported(keys, run_id="r3"))
     assert checkpoints == [100.0, 101.0, 200.0]
     assert store.count() == 4
+
+
+def test_an_effect_waits_for_its_cause_then_is_appended_in_causal_order(tmp_path: Path) -> None:
+    keys = Keys("reporter", "detector")
+    store = LedgerStore(f"sqlite:///{tmp_path / 'ledger.sqlite'}")
+    store.create_schema()
+    now = [0.0]
+    sink = LedgerSink(store, checkpoint=lambda: None, max_cause_wait_s=30, clock=lambda: now[0])
+    cause = reported(keys)
+    effect = detected(keys, cause)
+    with pytest.raises(CauseNotAppendedYet):
+        sink(effect)
+    assert store.count() == 0
+    sink(cause)
+    sink(effect)
+    rows = store.incident_events(cause.event.meta.incident_id)
+    assert [r.event_type for r in rows] == ["EvaluationReported", "RegressionDetected"]
+
+
+def test_an_orphan_is_appended_after_the_wait_and_verification_names_the_gap(tmp_path: Path) -> None:
+    keys = Keys("reporter", "detector")
+    store = LedgerStore(f"sqlite:///{tmp_path / 'ledger.sqlite'}")
+    store.create_schema()
+    now = [0.0]
+    sink = LedgerSink(store, checkpoint=lambda: None, max_cause_wait_s=30, clock=lambda: now[0])
+    orphan = detected(keys, reported(keys))
+    with pytest.raises(CauseNotAppendedYet):
+        sink(orphan)
+    now[0] = 31.0
+    assert sink(orphan).appended
+    report = verify_incident(store, orphan.event.meta.incident_id, keys.registry)
+    assert not report.ok
+    assert any(p.event_id == orphan.event.meta.event_id for p in report.problems)
