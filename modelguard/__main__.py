@@ -1,0 +1,3 @@
+from modelguard.cli import main
+
+raise SystemExit(main())

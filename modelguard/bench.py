@@ -1,0 +1,120 @@
+"""`make bench`: synthetic incidents through the embedded stack, and the ledger's own rates.
+
+Each synthetic incident is the churn evaluation (computed once, as the model's CI would) reported under
+its own synthetic candidate commit id, so every incident runs every phase for real: context, diagnosis
+(features on both trees), repair, validation (tests, evaluation, data check) and publication.
+Figures are printed, never asserted: speed targets live here, not in timed tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from libs.artifacts.store import LocalArtifactStore
+from libs.bus.producer import publish_signed
+from libs.events.codec import SignedEvent
+from libs.ledger import LedgerStore
+from libs.ledger.bench import bench_ledger
+from libs.policy import parse_policy
+from libs.settings import Settings, load_settings
+from libs.signing.keys import KeyRegistry, load_private_key
+from libs.workspace.scenario import load_scenario
+from modelguard.incident_log import incident_events
+from modelguard.reporter import PRODUCER, evaluate_scenario, sign_report
+from modelguard.stack import SCENARIOS, stack_down, stack_up
+from modelguard.summary import PHASE_OF
+
+CHURN = SCENARIOS / "churn-monthly-spend"
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
+    scenario = load_scenario(CHURN)
+    metric = parse_policy(scenario.policy_path.read_bytes(), str(scenario.policy_path)).gate.metric
+    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    evaluation = evaluate_scenario(CHURN, settings.home / "ci", artifacts, "bench-template", None)
+    key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
+    reports = []
+    for i in range(n):
+        commit = hashlib.sha1(f"bench-{i}-{evaluation.workspace.candidate_commit}".encode()).hexdigest()
+        workspace = evaluation.workspace.model_copy(update={"candidate_commit": commit})
+        synthetic = evaluation.model_copy(update={"run_id": f"bench-{i}", "workspace": workspace})
+        reports.append(sign_report(synthetic, metric, key))
+    return reports
+
+
+def wait_all(store: LedgerStore, registry: KeyRegistry, incidents: list[str], timeout_s: float) -> dict[str, list]:
+    deadline = time.monotonic() + timeout_s
+    done: dict[str, list] = {}
+    while len(done) < len(incidents) and time.monotonic() < deadline:
+        for incident in incidents:
+            if incident not in done:
+                events = incident_events(store, incident, registry)
+                if any(e.event.meta.event_type == "Published" for e in events):
+                    done[incident] = events
+        time.sleep(0.5)
+    return done
+
+
+def pipeline_figures(done: dict[str, list]) -> tuple[dict[str, list[float]], list[float]]:
+    per_phase: dict[str, list[float]] = defaultdict(list)
+    end_to_end: list[float] = []
+    for events in done.values():
+        by_id = {e.event.meta.event_id: e for e in events}
+        for e in events:
+            cause = by_id.get(e.event.meta.causation_id or "")
+            if cause is not None:
+                seconds = (e.event.meta.occurred_at - cause.event.meta.occurred_at).total_seconds()
+                per_phase[PHASE_OF.get(e.event.meta.producer, e.event.meta.producer)].append(seconds)
+        end_to_end.append((events[-1].event.meta.occurred_at - events[0].event.meta.occurred_at).total_seconds())
+    return per_phase, end_to_end
+
+
+def run_bench(n: int, out: Path = Path("out/bench")) -> int:
+    home = out / "stack"
+    shutil.rmtree(home, ignore_errors=True)
+    os.environ["MODELGUARD_HOME"] = str(home)
+    settings = load_settings()
+    state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
+    try:
+        print(f"evaluating the churn scenario once, then reporting {n} synthetic incidents ...")
+        reports = synthetic_reports(settings, n)
+        registry = KeyRegistry.load(settings.key_registry_path)
+        store = LedgerStore(settings.ledger_url)
+        started = time.monotonic()
+        asyncio.run(publish_signed(state.bootstrap, reports))
+        done = wait_all(store, registry, [r.event.meta.incident_id for r in reports], timeout_s=60.0 * n + 120)
+        wall = time.monotonic() - started
+    finally:
+        stack_down(settings)
+    per_phase, end_to_end = pipeline_figures(done)
+    print(f"\npipeline: {len(done)}/{n} incidents published in {wall:.1f}s → {len(done) / wall:.3f} incidents/s")
+    print(f"{'phase':10} {'p50 s':>8} {'p95 s':>8} {'mean s':>8}  n")
+    for phase in ("detect", "context", "diagnose", "repair", "validate", "publish"):
+        values = per_phase.get(phase, [])
+        mean = statistics.fmean(values) if values else float("nan")
+        print(f"{phase:10} {percentile(values, 0.5):8.3f} {percentile(values, 0.95):8.3f} {mean:8.3f}  {len(values)}")
+    print(f"{'end-to-end':10} {percentile(end_to_end, 0.5):8.3f} {percentile(end_to_end, 0.95):8.3f}")
+    with tempfile.TemporaryDirectory() as scratch:
+        print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
+    postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")
+    if postgres:
+        print(str(bench_ledger(postgres, 2000)))
+    else:
+        print("ledger on postgresql: set MODELGUARD_BENCH_POSTGRES_URL to measure it")
+    return 0 if len(done) == n else 1

@@ -1,0 +1,54 @@
+"""Submit a scenario's evaluation to a running stack and wait for its outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from libs.artifacts.store import LocalArtifactStore
+from libs.bus.dead_letters import read_dead_letters
+from libs.bus.producer import publish_signed
+from libs.ledger import LedgerStore
+from libs.policy import parse_policy
+from libs.settings import Settings
+from libs.signing.keys import KeyRegistry, load_private_key
+from libs.workspace.scenario import load_scenario
+from modelguard.incident_log import run_finished, wait_for
+from modelguard.reporter import PRODUCER, ReportedRun, evaluate_scenario, sign_report
+from modelguard.stack import read_state
+
+
+def submit(settings: Settings, scenario_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
+    started = time.monotonic()
+    state = read_state(settings.home)
+    bootstrap = state.bootstrap if state else settings.kafka_bootstrap
+    scenario = load_scenario(scenario_dir)
+    metric = parse_policy(scenario.policy_path.read_bytes(), str(scenario.policy_path)).gate.metric
+    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    evaluation = evaluate_scenario(scenario_dir, settings.home / "ci", artifacts, run_id, pull_request)
+    key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
+    signed = sign_report(evaluation, metric, key)
+    asyncio.run(publish_signed(bootstrap, [signed], settings.kafka_idempotence))
+    return ReportedRun(signed, evaluation, time.monotonic() - started)
+
+
+def dead_lettered(bootstrap: str, incident_id: str) -> Callable[[], str | None]:
+    def reason() -> str | None:
+        letters = [d for d in read_dead_letters(bootstrap) if d.key == incident_id]
+        if not letters:
+            return None
+        d = letters[0]
+        return f"{d.service} dead-lettered {d.source}: {d.reason}: {d.detail[:500]}"
+
+    return reason
+
+
+def wait_for_run(settings: Settings, reported: ReportedRun, timeout_s: float) -> list:
+    registry = KeyRegistry.load(settings.key_registry_path)
+    store = LedgerStore(settings.ledger_url)
+    incident = reported.signed.event.meta.incident_id
+    state = read_state(settings.home)
+    failure = dead_lettered(state.bootstrap, incident) if state else (lambda: None)
+    return wait_for(store, incident, registry, run_finished(reported.evaluation.run_id), timeout_s, failure=failure)

@@ -1,0 +1,89 @@
+"""The demo's summary: every figure read from the verified incident log, none typed in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from libs.events.codec import SignedEvent
+
+PHASE_OF = {
+    "detector": "detect",
+    "context": "context",
+    "diagnoser": "diagnose",
+    "repairer": "repair",
+    "validator": "validate",
+    "publisher": "publish",
+}
+
+
+def _of_run(events: list[SignedEvent], run_id: str) -> list[SignedEvent]:
+    return [e for e in events if getattr(e.event.payload, "run_id", None) == run_id]
+
+
+def _last(events: list[SignedEvent], event_type: str) -> Any:
+    matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
+    return matching[-1] if matching else None
+
+
+def publication_statuses(events: list[SignedEvent], run_id: str) -> dict[str, str]:
+    published = _last(_of_run(events, run_id), "Published")
+    return {c.channel: c.status for c in published.channels} if published else {}
+
+
+def timings(events: list[SignedEvent], run_id: str) -> dict[str, Any]:
+    run = _of_run(events, run_id)
+    by_id = {e.event.meta.event_id: e for e in run}
+    per_phase: dict[str, float] = {}
+    for e in run:
+        cause = by_id.get(e.event.meta.causation_id or "")
+        if cause is not None:
+            seconds = (e.event.meta.occurred_at - cause.event.meta.occurred_at).total_seconds()
+            per_phase[PHASE_OF.get(e.event.meta.producer, e.event.meta.producer)] = round(seconds, 3)
+    end_to_end = (run[-1].event.meta.occurred_at - run[0].event.meta.occurred_at).total_seconds() if run else 0.0
+    return {"end_to_end_s": round(end_to_end, 3), "per_phase_s": per_phase}
+
+
+def build_summary(
+    incident_id: str,
+    events: list[SignedEvent],
+    first_run: str,
+    repeat_run: str,
+    ledger: dict[str, Any],
+    processes: dict[str, int],
+) -> dict[str, Any]:
+    first = _of_run(events, first_run)
+    validated = _last(first, "RepairValidated") or _last(first, "ValidationFailed")
+    diagnosis = _last(first, "DiagnosisCompleted")
+    gate = (validated or diagnosis or _last(first, "RegressionDetected")).gate
+    report = validated.validation if validated else None
+    invalid = diagnosis.report.invalid_values if diagnosis else {}
+    return {
+        "incident_id": incident_id,
+        "events": [e.event.meta.event_type for e in events],
+        "metric": {
+            "name": gate.metric,
+            "baseline": gate.baseline,
+            "candidate": gate.candidate,
+            "after_repair": report.metric_after_repair if report else None,
+            "tolerance": gate.tolerance,
+        },
+        "invalid_values": {
+            "before": invalid.get("candidate"),
+            "after": report.invalid_values_after if report else None,
+        },
+        "tests": {
+            "passed": report.tests_passed if report else None,
+            "failed": report.tests_failed if report else None,
+        },
+        "diagnosis": {
+            "hypothesis": diagnosis.hypothesis if diagnosis else None,
+            "confidence": diagnosis.confidence if diagnosis else None,
+        },
+        "publication": {
+            "first": publication_statuses(events, first_run),
+            "repeat": publication_statuses(events, repeat_run),
+        },
+        "ledger": ledger,
+        "processes": processes,
+        "timings": timings(events, first_run),
+    }

@@ -1,0 +1,124 @@
+"""The churn incident end to end over the real broker: every phase computed, published once, verifiable."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from libs.ledger import verify_incident
+from modelguard.incident_log import incident_events, wait_for
+from modelguard.stack import pid_alive, read_state, restart_service
+from modelguard.submit import submit, wait_for_run
+from tests.e2e.conftest import CHURN, RunningStack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.broker]
+
+
+def _types(events: list, run_id: str) -> list[str]:
+    return [e.event.meta.event_type for e in events if getattr(e.event.payload, "run_id", None) == run_id]
+
+
+def test_churn_regression_is_detected_diagnosed_repaired_validated_and_published(stack: RunningStack) -> None:
+    reported = submit(stack.settings, CHURN, "e2e-run-1", 42)
+    events = wait_for_run(stack.settings, reported, timeout_s=600)
+    assert _types(events, "e2e-run-1") == [
+        "EvaluationReported",
+        "RegressionDetected",
+        "ContextCollected",
+        "DiagnosisCompleted",
+        "RepairProposed",
+        "RepairValidated",
+        "Published",
+    ]
+    by_type = {e.event.meta.event_type: e.event.payload for e in events}
+    gate = by_type["RegressionDetected"].gate
+    assert gate.regressed and gate.baseline - gate.candidate > gate.tolerance
+    assert gate.baseline == reported.evaluation.baseline_metrics["f1"]
+
+    context = by_type["ContextCollected"].context
+    assert context.model_urn == reported.evaluation.workspace.model_urn
+    assert context.deployments, "the context reaches the model's deployment"
+
+    diagnosis = by_type["DiagnosisCompleted"]
+    assert diagnosis.hypothesis == "feature_transformation"
+    assert diagnosis.report.invalid_values["candidate"] > 0 == diagnosis.report.invalid_values["base"]
+    ranked = diagnosis.report.hypotheses
+    assert len(ranked) >= 2 and ranked[0].score > ranked[1].score
+
+    patch = by_type["RepairProposed"].patch
+    assert patch.files == ["churn_model/features.py"] and patch.added_lines == 2 and patch.removed_lines == 0
+
+    validation = by_type["RepairValidated"].validation
+    assert validation.tests_failed == 0 and validation.tests_passed > 0
+    assert validation.invalid_values_after == 0 and validation.source_unchanged
+    assert abs(validation.metric_after_repair - gate.baseline) <= gate.tolerance
+
+    published = by_type["Published"]
+    assert {c.channel: c.status for c in published.channels} == {"github": "created", "datahub": "created"}
+    assert list((stack.settings.publish_dir / "github").rglob("*.md"))
+
+    verification = verify_incident(stack.ledger, reported.signed.event.meta.incident_id, stack.registry)
+    assert verification.ok and verification.events_checked == len(events)
+
+
+def test_a_ci_retry_publishes_nothing_new(stack: RunningStack) -> None:
+    reported = submit(stack.settings, CHURN, "e2e-run-2", 42)
+    events = wait_for_run(stack.settings, reported, timeout_s=600)
+    published = [e.event.payload for e in events if e.event.meta.event_type == "Published"][-1]
+    assert published.run_id == "e2e-run-2"
+    assert {c.channel: c.status for c in published.channels} == {"github": "noop", "datahub": "noop"}
+    assert len(list((stack.settings.publish_dir / "github").rglob("*.md"))) == 1
+
+
+def test_a_service_killed_mid_incident_finishes_it_exactly_once(stack: RunningStack) -> None:
+    state = read_state(stack.settings.home)
+    assert state is not None
+    reported = submit(stack.settings, CHURN, "e2e-run-kill", 42)
+    incident = reported.signed.event.meta.incident_id
+    # wait until the diagnoser has its input, then kill it while it computes
+    wait_for(stack.ledger, incident, stack.registry, lambda ev: "ContextCollected" in _types(ev, "e2e-run-kill"), 300)
+    victim = state.services["diagnoser"]
+    os.killpg(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while pid_alive(victim) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(victim)
+    restart_service(stack.settings, "diagnoser")
+    events = wait_for_run(stack.settings, reported, timeout_s=600)
+    types = _types(events, "e2e-run-kill")
+    assert sorted(types) == sorted(set(types)), f"a phase ran twice into the ledger: {types}"
+    assert types[-1] == "Published"
+
+
+def test_a_changed_byte_in_the_ledger_is_found_and_named(stack: RunningStack) -> None:
+    incident = next(iter(stack.ledger.incidents())).incident_id
+    events = incident_events(stack.ledger, incident, stack.registry)
+    target = events[2].event.meta
+    db = stack.settings.ledger_url.removeprefix("sqlite:///")
+    tampered = db + ".tampered"
+    with sqlite3.connect(db) as source, sqlite3.connect(tampered) as copy:
+        source.backup(copy)
+    with sqlite3.connect(tampered) as copy:
+        # an attacker with write access to the file removes the append-only triggers first
+        for (trigger,) in copy.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            copy.execute(f"DROP TRIGGER {trigger}")
+        row = copy.execute("SELECT envelope FROM ledger_events WHERE event_id = ?", (target.event_id,)).fetchone()
+        envelope: str = row[0]
+        flipped = envelope[:100] + ("A" if envelope[100] != "A" else "B") + envelope[101:]
+        copy.execute("UPDATE ledger_events SET envelope = ? WHERE event_id = ?", (flipped, target.event_id))
+    env = dict(os.environ, MODELGUARD_LEDGER_URL=f"sqlite:///{tampered}")
+    result = subprocess.run(
+        [sys.executable, "-m", "modelguard", "verify", incident], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert target.event_id in result.stdout and target.event_type in result.stdout
+    clean = subprocess.run(
+        [sys.executable, "-m", "modelguard", "verify", incident], capture_output=True, text=True, timeout=120
+    )
+    assert clean.returncode == 0, clean.stdout + clean.stderr
