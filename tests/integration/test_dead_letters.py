@@ -1,0 +1,88 @@
+"""A service over the real broker: malformed input goes to the dead-letter topic with a reason, and the
+service keeps consuming and handles the next good event."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from contracts.envelope import EVENT_PAYLOAD_TYPE
+from contracts.registry import DEAD_LETTER_TOPIC, contract_for
+from libs.bus.producer import publish_raw, publish_signed
+from libs.canonical_json import canonical_bytes
+from libs.events.codec import envelope_bytes, open_envelope, seal
+from libs.settings import Settings, load_settings
+from libs.signing.dsse import sign_envelope
+from libs.signing.keys import KeyRegistry, generate_key, load_private_key
+from modelguard.stack import stack_down, stack_up
+from tests.support.broker import kafka_broker
+from tests.support.kafka_reader import read_topic
+from tests.support.sample_events import reported
+
+pytestmark = pytest.mark.broker
+
+
+@pytest.fixture(scope="module")
+def detector_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, str]]:
+    home = tmp_path_factory.mktemp("stack")
+    os.environ["MODELGUARD_HOME"] = str(home)
+    settings = load_settings()
+    with kafka_broker(home) as bootstrap:
+        stack_up(settings, bootstrap, services=("detector",))
+        try:
+            yield settings, bootstrap
+        finally:
+            stack_down(settings)
+            os.environ.pop("MODELGUARD_HOME", None)
+
+
+class _RegisteredKeys:
+    """The stack's own keys, so the test signs as the reporter the registry knows."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.registry = KeyRegistry.load(settings.key_registry_path)
+        self._dir = settings.keys_dir
+
+    def __getitem__(self, owner: str):  # type: ignore[no-untyped-def]
+        return load_private_key(owner, self._dir / f"{owner}.key")
+
+
+def test_malformed_messages_are_dead_lettered_and_consumption_continues(detector_stack: tuple[Settings, str]) -> None:
+    settings, bootstrap = detector_stack
+    keys = _RegisteredKeys(settings)
+    topic = contract_for("EvaluationReported").topic
+    good = reported(keys, run_id="after-the-garbage")  # type: ignore[arg-type]
+    wrong_type = good.envelope_bytes.replace(b'"payloadType":"', b'"payloadType":"x', 1)
+    document = good.event.model_dump(mode="json")
+    document["payload"]["baseline_metrics"] = "not a mapping"
+    wrong_schema = envelope_bytes(sign_envelope(canonical_bytes(document), EVENT_PAYLOAD_TYPE, keys["reporter"]))
+    stranger = generate_key("reporter")
+    forged = seal(good.event, stranger).envelope_bytes
+
+    async def send() -> None:
+        await publish_raw(bootstrap, topic, b"this is not json", key=b"k")
+        await publish_raw(bootstrap, topic, b'{"payloadType": "application/json", "payload": "e30=", "signatures": []}')
+        await publish_raw(bootstrap, topic, wrong_type)
+        await publish_raw(bootstrap, topic, wrong_schema)
+        await publish_raw(bootstrap, topic, forged)
+        await publish_signed(bootstrap, [good])
+
+    asyncio.run(send())
+    dead = read_topic(bootstrap, DEAD_LETTER_TOPIC, expected=5)
+    reasons = sorted(dict(r.headers)["mg-dlq-reason"].decode() for r in dead)
+    assert reasons == ["bad-signature", "not-an-envelope", "not-json", "schema-violation", "wrong-payload-type"]
+    assert all(dict(r.headers)["mg-dlq-service"] == b"detector" for r in dead)
+    assert b"this is not json" in [r.value for r in dead]  # the original bytes are kept, nothing is lost
+
+    detected = read_topic(bootstrap, contract_for("RegressionDetected").topic, expected=1)
+    assert len(detected) == 1
+    opened = open_envelope(detected[0].value, keys.registry)
+    assert opened.event.meta.causation_id == good.event.meta.event_id
+    assert opened.event.payload.gate.regressed is True
+    assert opened.event.payload.gate.baseline == good.event.payload.baseline_metrics["f1"]
+    headers = dict(detected[0].headers)
+    assert headers["mg-event-type"] == b"RegressionDetected"
+    assert headers["traceparent"].startswith(b"00-")
