@@ -26,4 +26,8 @@ class EventMeta(BaseModel):
     producer_version: str = Field(min_length=1, max_length=32)
     causation_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
     input_digests: tuple[str, ...] = Field(default=(), description="sha256 of the envelopes this was computed from")
+    ancestry: tuple[str, ...] = Field(
+        default=(),
+        description="sha256 of every envelope in the causal chain before this event, oldest first (provenance)",
+    )
     occurred_at: datetime

@@ -32,12 +32,27 @@ class Suspect(Frozen):
     divisor: str | None = None
 
 
+class DeploymentRef(Frozen):
+    urn: str
+    status: str | None = None
+
+
+class ContextSummary(Frozen):
+    """What people-facing phases need from the DataHub context, carried so they need not fetch it again."""
+
+    model_owners: list[str] = Field(default_factory=list)
+    deployments: list[DeploymentRef] = Field(default_factory=list)
+    upstream_datasets: list[str] = Field(default_factory=list)
+    provider: str | None = None
+
+
 class DiagnosisReport(Frozen):
     evidence: list[EvidenceItem]
     hypotheses: list[RankedHypothesis]
     invalid_values: dict[str, int] = Field(description="invalid feature values on base and candidate")
     suspect: Suspect | None
     context_digest: str
+    context_summary: ContextSummary = Field(default_factory=ContextSummary)
 
 
 class DiagnosisCompleted(Frozen):

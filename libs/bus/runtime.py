@@ -27,7 +27,7 @@ from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
-from libs.settings import Settings
+from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
 from libs.telemetry import tracer_provider
 
@@ -200,3 +200,10 @@ def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegist
 
     key_path = Path(os.environ.get("MODELGUARD_SIGNING_KEY_FILE", str(settings.keys_dir / f"{service}.key")))
     return load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
+
+
+def serve(name: str, build: Callable[[Settings, SigningKey], ServiceDefinition]) -> None:
+    """A service process: settings from the environment, its own signing key, its handler wired to Kafka."""
+    settings = load_settings()
+    key, registry = service_key(settings, name)
+    run_service(build(settings, key), settings, key, registry)

@@ -13,6 +13,15 @@ from libs.events.codec import SignedEvent
 from libs.events.identity import event_id_for
 
 
+def _ancestry(causes: Sequence[SignedEvent]) -> tuple[str, ...]:
+    """Every envelope the causes were computed from, then the causes themselves, without repeats."""
+    seen: dict[str, None] = {}
+    for cause in causes:
+        for digest in (*cause.event.meta.ancestry, cause.digest):
+            seen.setdefault(digest, None)
+    return tuple(seen)
+
+
 def next_event(
     payload: BaseModel,
     *,
@@ -42,6 +51,7 @@ def next_event(
         producer_version=producer_version,
         causation_id=causes[0].event.meta.event_id if causes else None,
         input_digests=input_digests,
+        ancestry=_ancestry(causes),
         occurred_at=occurred_at,
     )
     return contract.event_model(meta=meta, payload=payload)

@@ -1,37 +1,7 @@
-"""Entrypoint of the context service: DataHub context for each detected regression."""
+"""Entrypoint of the context service: `python -m services.context.main`."""
 
-from __future__ import annotations
-
-from libs.bus.runtime import RejectedInput, ServiceDefinition, run_service, service_key
-from libs.datahub.file_provider import FileContextProvider
-from libs.datahub.mcp_file import MetadataFileError
-from libs.events.codec import SignedEvent
-from libs.settings import load_settings
-from libs.version import MODELGUARD_VERSION
-from services.context.handler import context_for_regression
-
-NAME = "context"
-
-
-def main() -> None:
-    settings = load_settings()
-    key, registry = service_key(settings, NAME)
-    provider = FileContextProvider(settings.datahub_files)
-
-    def handle(signed: SignedEvent) -> list:
-        # the request's time, so the same input always yields the same snapshot digest
-        fetched_at = signed.event.meta.occurred_at.isoformat()
-        try:
-            return [context_for_regression(signed.event.payload, provider, fetched_at)]
-        except MetadataFileError as exc:
-            raise RejectedInput("metadata-unreadable", str(exc)) from exc
-        except ValueError as exc:
-            raise RejectedInput("context-unavailable", str(exc)) from exc
-
-    run_service(
-        ServiceDefinition(NAME, MODELGUARD_VERSION, ("RegressionDetected",), handler=handle), settings, key, registry
-    )
-
+from libs.bus.runtime import serve
+from services.context.wiring import NAME, definition
 
 if __name__ == "__main__":
-    main()
+    serve(NAME, definition)

@@ -1,42 +1,7 @@
-"""Entrypoint of the detector service: wires the gate handler to Kafka."""
+"""Entrypoint of the detector service: `python -m services.detector.main`."""
 
-from __future__ import annotations
-
-from contracts.common import PolicyRef
-from libs.artifacts.store import LocalArtifactStore
-from libs.bus.runtime import RejectedInput, ServiceDefinition, run_service, service_key
-from libs.events.codec import SignedEvent
-from libs.policy import PolicyError
-from libs.settings import load_settings
-from libs.version import MODELGUARD_VERSION
-from services.detector.gate import MetricMissing
-from services.detector.handler import NoPolicy, detect
-from services.detector.policy_catalog import LoadedPolicy, load_policies, policy_for
-
-NAME = "detector"
-
-
-def main() -> None:
-    settings = load_settings()
-    key, registry = service_key(settings, NAME)
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
-    policies = load_policies(settings.policy_dir)
-
-    def store_policy(loaded: LoadedPolicy) -> PolicyRef:
-        return PolicyRef(name=loaded.policy.name, artifact=artifacts.put(loaded.raw, "application/yaml"))
-
-    def handle(signed: SignedEvent) -> list:
-        evaluation = signed.event.payload
-        try:
-            return [detect(evaluation, policy_for(policies, evaluation.workspace.model_urn), store_policy)]
-        except NoPolicy as exc:
-            raise RejectedInput("no-policy", str(exc)) from exc
-        except (MetricMissing, PolicyError) as exc:
-            raise RejectedInput("bad-evaluation", str(exc)) from exc
-
-    definition = ServiceDefinition(NAME, MODELGUARD_VERSION, ("EvaluationReported",), handler=handle)
-    run_service(definition, settings, key, registry)
-
+from libs.bus.runtime import serve
+from services.detector.wiring import NAME, definition
 
 if __name__ == "__main__":
-    main()
+    serve(NAME, definition)

@@ -1,55 +1,7 @@
-"""Entrypoint of the diagnoser service: evidence computed on the incident's own code and data."""
+"""Entrypoint of the diagnoser service: `python -m services.diagnoser.main`."""
 
-from __future__ import annotations
-
-from contracts.events.context import ContextCollected
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
-from libs.bus.runtime import RejectedInput, ServiceDefinition, run_service, service_key
-from libs.events.codec import SignedEvent
-from libs.policy import PolicyError, parse_policy
-from libs.settings import load_settings
-from libs.version import MODELGUARD_VERSION
-from libs.workspace.commands import WorkspaceCommandFailed
-from libs.workspace.materialize import materialized_workspace
-from libs.workspace.snapshot import UnsafeSnapshot
-from services.diagnoser.handler import diagnose_incident
-from services.diagnoser.report import diagnosis_event
-
-NAME = "diagnoser"
-
-
-def main() -> None:
-    settings = load_settings()
-    key, registry = service_key(settings, NAME)
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
-    scratch = settings.state_dir(NAME) / "scratch"
-
-    def handle(signed: SignedEvent) -> list:
-        collected: ContextCollected = signed.event.payload
-        gate = collected.gate
-        try:
-            policy = parse_policy(artifacts.get(collected.policy.artifact), collected.policy.name)
-            with materialized_workspace(artifacts, collected.workspace, scratch) as workspace:
-                outcome = diagnose_incident(
-                    workspace.base,
-                    workspace.candidate,
-                    workspace.data,
-                    policy.workspace.model_dump(),
-                    policy.diagnosis.model_dump(),
-                    collected.context,
-                    gate_policy=policy.gate.model_dump(),
-                    reported_metrics={"base": {gate.metric: gate.baseline}, "candidate": {gate.metric: gate.candidate}},
-                )
-        except (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError) as exc:
-            raise RejectedInput("inputs-unavailable", str(exc)) from exc
-        except WorkspaceCommandFailed as exc:
-            raise RejectedInput("workspace-command-failed", str(exc)) from exc
-        return [diagnosis_event(collected, outcome)]
-
-    run_service(
-        ServiceDefinition(NAME, MODELGUARD_VERSION, ("ContextCollected",), handler=handle), settings, key, registry
-    )
-
+from libs.bus.runtime import serve
+from services.diagnoser.wiring import NAME, definition
 
 if __name__ == "__main__":
-    main()
+    serve(NAME, definition)

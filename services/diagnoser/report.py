@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from contracts.events.diagnosis import (
+    ContextSummary,
+    DeploymentRef,
     DiagnosisAbstained,
     DiagnosisCompleted,
     DiagnosisReport,
@@ -16,7 +19,18 @@ from contracts.events.diagnosis import (
 from services.diagnoser.handler import DiagnosisOutcome
 
 
-def diagnosis_report(outcome: DiagnosisOutcome, context_digest: str) -> DiagnosisReport:
+def context_summary(context: ContextSnapshot) -> ContextSummary:
+    return ContextSummary(
+        model_owners=sorted({o.owner_urn for o in context.owners if o.entity_urn == context.model_urn}),
+        deployments=[DeploymentRef(urn=d.urn, status=d.status) for d in context.deployments],
+        upstream_datasets=sorted(
+            {p.urns[0] for p in context.upstream_paths if p.urns and p.urns[0].startswith("urn:li:dataset:")}
+        ),
+        provider=context.provider,
+    )
+
+
+def diagnosis_report(outcome: DiagnosisOutcome, collected: ContextCollected) -> DiagnosisReport:
     suspected = outcome.suspected
     return DiagnosisReport(
         evidence=[
@@ -38,7 +52,8 @@ def diagnosis_report(outcome: DiagnosisOutcome, context_digest: str) -> Diagnosi
         suspect=Suspect(file=suspected.file, function=suspected.function, divisor=suspected.divisor)
         if suspected is not None and suspected.function
         else None,
-        context_digest=context_digest,
+        context_digest=collected.context_digest,
+        context_summary=context_summary(collected.context),
     )
 
 
@@ -48,7 +63,7 @@ def diagnosis_event(collected: ContextCollected, outcome: DiagnosisOutcome) -> B
         "workspace": collected.workspace,
         "policy": collected.policy,
         "gate": collected.gate,
-        "report": diagnosis_report(outcome, collected.context_digest),
+        "report": diagnosis_report(outcome, collected),
     }
     if outcome.decision == "diagnosed" and outcome.chosen_hypothesis and outcome.confidence is not None:
         return DiagnosisCompleted(**common, hypothesis=outcome.chosen_hypothesis, confidence=outcome.confidence)

@@ -1,36 +1,7 @@
-"""Entrypoint of the ledger service: consumes every ModelGuard topic into the append-only store."""
+"""Entrypoint of the ledger service: `python -m services.ledger.main`."""
 
-from __future__ import annotations
-
-from sqlalchemy.exc import OperationalError
-
-from contracts.registry import CONTRACTS
-from libs.bus.runtime import ServiceDefinition, TransientFailure, run_service, service_key
-from libs.events.codec import SignedEvent
-from libs.ledger import LedgerStore, write_checkpoint
-from libs.settings import load_settings
-from libs.version import MODELGUARD_VERSION
-from services.ledger.handler import LedgerSink
-
-NAME = "ledger"
-
-
-def main() -> None:
-    settings = load_settings()
-    key, registry = service_key(settings, NAME)
-    store = LedgerStore(settings.ledger_url)
-    store.create_schema()
-    sink = LedgerSink(store, checkpoint=lambda: write_checkpoint(store, key))
-
-    def append(signed: SignedEvent) -> None:
-        try:
-            sink(signed)
-        except OperationalError as exc:  # the database is away: retry, never drop an event
-            raise TransientFailure(str(exc)) from exc
-
-    definition = ServiceDefinition(NAME, MODELGUARD_VERSION, tuple(sorted(CONTRACTS)), sink=append)
-    run_service(definition, settings, key, registry)
-
+from libs.bus.runtime import serve
+from services.ledger.wiring import NAME, definition
 
 if __name__ == "__main__":
-    main()
+    serve(NAME, definition)

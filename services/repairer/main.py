@@ -1,49 +1,7 @@
-"""Entrypoint of the repairer service: a bounded patch from a named strategy, or a reasoned refusal."""
+"""Entrypoint of the repairer service: `python -m services.repairer.main`."""
 
-from __future__ import annotations
-
-from contracts.common import ArtifactRef
-from contracts.events.diagnosis import DiagnosisCompleted
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
-from libs.bus.runtime import RejectedInput, ServiceDefinition, run_service, service_key
-from libs.events.codec import SignedEvent
-from libs.policy import PolicyError, parse_policy
-from libs.settings import load_settings
-from libs.version import MODELGUARD_VERSION
-from libs.workspace.materialize import materialized_workspace
-from libs.workspace.snapshot import UnsafeSnapshot
-from services.repairer.events import repair_event, withheld_after_abstention
-from services.repairer.handler import propose_repair
-
-NAME = "repairer"
-
-
-def main() -> None:
-    settings = load_settings()
-    key, registry = service_key(settings, NAME)
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
-    scratch = settings.state_dir(NAME) / "scratch"
-
-    def store_patch(diff: bytes) -> ArtifactRef:
-        return artifacts.put(diff, "text/x-diff")
-
-    def handle(signed: SignedEvent) -> list:
-        if signed.event.meta.event_type == "DiagnosisAbstained":
-            return [withheld_after_abstention(signed.event.payload)]
-        diagnosed: DiagnosisCompleted = signed.event.payload
-        try:
-            policy = parse_policy(artifacts.get(diagnosed.policy.artifact), diagnosed.policy.name)
-            with materialized_workspace(artifacts, diagnosed.workspace, scratch) as workspace:
-                outcome = propose_repair(
-                    diagnosed, workspace.candidate, policy.repair.model_dump(), policy.workspace.model_dump()
-                )
-        except (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError) as exc:
-            raise RejectedInput("inputs-unavailable", str(exc)) from exc
-        return [repair_event(diagnosed, outcome, store_patch)]
-
-    consumes = ("DiagnosisCompleted", "DiagnosisAbstained")
-    run_service(ServiceDefinition(NAME, MODELGUARD_VERSION, consumes, handler=handle), settings, key, registry)
-
+from libs.bus.runtime import serve
+from services.repairer.wiring import NAME, definition
 
 if __name__ == "__main__":
-    main()
+    serve(NAME, definition)

@@ -1,52 +1,7 @@
-"""Entrypoint of the validator service: every proposed repair re-checked in an isolated copy."""
+"""Entrypoint of the validator service: `python -m services.validator.main`."""
 
-from __future__ import annotations
-
-from contracts.events.repair import RepairProposed
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
-from libs.bus.runtime import RejectedInput, ServiceDefinition, run_service, service_key
-from libs.events.codec import SignedEvent
-from libs.policy import PolicyError, parse_policy
-from libs.settings import load_settings
-from libs.version import MODELGUARD_VERSION
-from libs.workspace.materialize import materialized_workspace
-from libs.workspace.snapshot import UnsafeSnapshot
-from services.validator.events import validation_event
-from services.validator.handler import validate_repair
-
-NAME = "validator"
-
-
-def main() -> None:
-    settings = load_settings()
-    key, registry = service_key(settings, NAME)
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
-    scratch = settings.state_dir(NAME) / "scratch"
-
-    def handle(signed: SignedEvent) -> list:
-        proposed: RepairProposed = signed.event.payload
-        gate = proposed.gate
-        try:
-            policy = parse_policy(artifacts.get(proposed.policy.artifact), proposed.policy.name)
-            patch = artifacts.get(proposed.patch.artifact).decode()
-            with materialized_workspace(artifacts, proposed.workspace, scratch) as workspace:
-                report = validate_repair(
-                    workspace.candidate,
-                    patch,
-                    workspace.data,
-                    policy.workspace.model_dump(),
-                    policy.gate.model_dump(),
-                    {gate.metric: gate.baseline},
-                    expected_patch_sha256=proposed.patch.artifact.sha256,
-                )
-        except (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError, UnicodeDecodeError) as exc:
-            raise RejectedInput("inputs-unavailable", str(exc)) from exc
-        return [validation_event(proposed, report)]
-
-    run_service(
-        ServiceDefinition(NAME, MODELGUARD_VERSION, ("RepairProposed",), handler=handle), settings, key, registry
-    )
-
+from libs.bus.runtime import serve
+from services.validator.wiring import NAME, definition
 
 if __name__ == "__main__":
-    main()
+    serve(NAME, definition)

@@ -1,0 +1,36 @@
+"""Wiring of the detector service: wires the gate handler to Kafka."""
+
+from __future__ import annotations
+
+from contracts.common import PolicyRef
+from libs.artifacts.store import LocalArtifactStore
+from libs.bus.runtime import RejectedInput, ServiceDefinition
+from libs.events.codec import SignedEvent
+from libs.policy import PolicyError
+from libs.settings import Settings
+from libs.signing.keys import SigningKey
+from libs.version import MODELGUARD_VERSION
+from services.detector.gate import MetricMissing
+from services.detector.handler import NoPolicy, detect
+from services.detector.policy_catalog import LoadedPolicy, load_policies, policy_for
+
+NAME = "detector"
+
+
+def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
+    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    policies = load_policies(settings.policy_dir)
+
+    def store_policy(loaded: LoadedPolicy) -> PolicyRef:
+        return PolicyRef(name=loaded.policy.name, artifact=artifacts.put(loaded.raw, "application/yaml"))
+
+    def handle(signed: SignedEvent) -> list:
+        evaluation = signed.event.payload
+        try:
+            return [detect(evaluation, policy_for(policies, evaluation.workspace.model_urn), store_policy)]
+        except NoPolicy as exc:
+            raise RejectedInput("no-policy", str(exc)) from exc
+        except (MetricMissing, PolicyError) as exc:
+            raise RejectedInput("bad-evaluation", str(exc)) from exc
+
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("EvaluationReported",), handler=handle)
