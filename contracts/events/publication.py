@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from contracts.common import Frozen
+from contracts.common import ArtifactRef, Frozen
 
 ChannelStatus = Literal["created", "updated", "noop", "failed", "skipped"]
 
@@ -23,3 +23,4 @@ class Published(Frozen):
     outcome: str
     source_event_type: str
     channels: list[ChannelResult]
+    attestation: ArtifactRef | None = None
