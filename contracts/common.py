@@ -51,3 +51,16 @@ class PolicyRef(Frozen):
 
     name: str
     artifact: ArtifactRef
+
+
+class IncidentState(Frozen):
+    """What every phase after detection carries forward: the run, the code and data, the policy, the gate."""
+
+    run_id: str
+    workspace: WorkspaceRefs
+    policy: PolicyRef
+    gate: GateResult
+
+    def carried(self) -> dict[str, object]:
+        """The fields the next phase's event repeats, as constructor arguments."""
+        return {"run_id": self.run_id, "workspace": self.workspace, "policy": self.policy, "gate": self.gate}

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from contracts.common import Frozen, GateResult, PolicyRef, WorkspaceRefs
+from contracts.common import Frozen, IncidentState
 from contracts.context_snapshot import ContextSnapshot
 
 
-class ContextCollected(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class ContextCollected(IncidentState):
     context: ContextSnapshot
     context_digest: str = Field(pattern=r"^[0-9a-f]{64}$")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from contracts.common import Frozen, GateResult, PolicyRef, WorkspaceRefs
+from contracts.common import Frozen, IncidentState
 
 
 class EvidenceItem(Frozen):
@@ -55,20 +55,12 @@ class DiagnosisReport(Frozen):
     context_summary: ContextSummary = Field(default_factory=ContextSummary)
 
 
-class DiagnosisCompleted(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class DiagnosisCompleted(IncidentState):
     report: DiagnosisReport
     hypothesis: str
     confidence: float = Field(ge=0, le=1)
 
 
-class DiagnosisAbstained(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class DiagnosisAbstained(IncidentState):
     report: DiagnosisReport
     reason: str

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from contracts.common import Frozen, GateResult, PolicyRef, WorkspaceRefs
+from contracts.common import Frozen, IncidentState, WorkspaceRefs
 
 
 class EvaluationReported(Frozen):
@@ -17,15 +17,9 @@ class EvaluationReported(Frozen):
     evaluation_command: list[str]
 
 
-class RegressionDetected(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class RegressionDetected(IncidentState):
+    """The gate failed: the candidate is worse than the baseline by more than the tolerance."""
 
 
-class EvaluationPassed(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class EvaluationPassed(IncidentState):
+    """The gate passed."""

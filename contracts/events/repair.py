@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from contracts.common import ArtifactRef, Frozen, GateResult, PolicyRef, WorkspaceRefs
+from contracts.common import ArtifactRef, Frozen, IncidentState
 from contracts.events.diagnosis import DiagnosisReport
 
 
@@ -17,22 +17,14 @@ class PatchSummary(Frozen):
     artifact: ArtifactRef
 
 
-class RepairProposed(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class RepairProposed(IncidentState):
     diagnosis: DiagnosisReport
     hypothesis: str
     confidence: float
     patch: PatchSummary
 
 
-class RepairWithheld(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class RepairWithheld(IncidentState):
     diagnosis: DiagnosisReport
     hypothesis: str | None
     reason: str

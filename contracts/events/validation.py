@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from contracts.common import Frozen, GateResult, PolicyRef, WorkspaceRefs
+from contracts.common import Frozen, IncidentState
 from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.repair import PatchSummary
 
@@ -26,11 +26,7 @@ class ValidationReport(Frozen):
     source_unchanged: bool
 
 
-class RepairValidated(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class RepairValidated(IncidentState):
     diagnosis: DiagnosisReport
     hypothesis: str
     confidence: float
@@ -38,11 +34,7 @@ class RepairValidated(Frozen):
     validation: ValidationReport
 
 
-class ValidationFailed(Frozen):
-    run_id: str
-    workspace: WorkspaceRefs
-    policy: PolicyRef
-    gate: GateResult
+class ValidationFailed(IncidentState):
     diagnosis: DiagnosisReport
     hypothesis: str
     confidence: float

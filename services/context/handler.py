@@ -27,10 +27,7 @@ def context_for_regression(
 ) -> ContextCollected:
     snapshot = collect_context(regression.workspace.model_urn, provider, fetched_at)
     return ContextCollected(
-        run_id=regression.run_id,
-        workspace=regression.workspace,
-        policy=regression.policy,
-        gate=regression.gate,
+        **regression.carried(),
         context=snapshot,
         context_digest=snapshot.digest().removeprefix("sha256:"),
     )

@@ -58,13 +58,7 @@ def diagnosis_report(outcome: DiagnosisOutcome, collected: ContextCollected) -> 
 
 
 def diagnosis_event(collected: ContextCollected, outcome: DiagnosisOutcome) -> BaseModel:
-    common = {
-        "run_id": collected.run_id,
-        "workspace": collected.workspace,
-        "policy": collected.policy,
-        "gate": collected.gate,
-        "report": diagnosis_report(outcome, collected),
-    }
+    common = {**collected.carried(), "report": diagnosis_report(outcome, collected)}
     if outcome.decision == "diagnosed" and outcome.chosen_hypothesis and outcome.confidence is not None:
         return DiagnosisCompleted(**common, hypothesis=outcome.chosen_hypothesis, confidence=outcome.confidence)
     return DiagnosisAbstained(**common, reason=outcome.abstention_reason or "no hypothesis was chosen")

@@ -16,10 +16,7 @@ StorePatch = Callable[[bytes], ArtifactRef]
 
 def withheld_after_abstention(abstained: DiagnosisAbstained) -> RepairWithheld:
     return RepairWithheld(
-        run_id=abstained.run_id,
-        workspace=abstained.workspace,
-        policy=abstained.policy,
-        gate=abstained.gate,
+        **abstained.carried(),
         diagnosis=abstained.report,
         hypothesis=None,
         reason=f"the diagnosis abstained: {abstained.reason}",
@@ -29,13 +26,7 @@ def withheld_after_abstention(abstained: DiagnosisAbstained) -> RepairWithheld:
 def repair_event(
     diagnosed: DiagnosisCompleted, outcome: RepairProposal | RepairWithholding, store_patch: StorePatch
 ) -> BaseModel:
-    common = {
-        "run_id": diagnosed.run_id,
-        "workspace": diagnosed.workspace,
-        "policy": diagnosed.policy,
-        "gate": diagnosed.gate,
-        "diagnosis": diagnosed.report,
-    }
+    common = {**diagnosed.carried(), "diagnosis": diagnosed.report}
     if isinstance(outcome, RepairWithholding):
         return RepairWithheld(
             **common,

@@ -26,10 +26,7 @@ def report_contract(report: ValidationReport) -> ReportContract:
 
 def validation_event(proposed: RepairProposed, report: ValidationReport) -> BaseModel:
     common = {
-        "run_id": proposed.run_id,
-        "workspace": proposed.workspace,
-        "policy": proposed.policy,
-        "gate": proposed.gate,
+        **proposed.carried(),
         "diagnosis": proposed.diagnosis,
         "hypothesis": proposed.hypothesis,
         "confidence": proposed.confidence,
