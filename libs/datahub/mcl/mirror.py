@@ -1,0 +1,328 @@
+"""A metadata mirror fed by MCL events: lineage graph + latest aspects, persisted in SQLite.
+
+State:
+
+- the latest value of every mirrored aspect, in a :class:`MirrorStore` (SQLite; pending writes are kept
+  in memory until :meth:`MetadataMirror.flush`, which writes them with the consumer offsets in one
+  transaction);
+- in memory, indexes built from the typed values of the *indexed* aspects only
+  (:func:`libs.datahub.mcl.aspect_facts.indexed_aspects`): entity-level lineage (ints), column-level
+  lineage, model deployments, owners and soft-deletion. Other mirrored aspects (schemaMetadata,
+  assertions, incidents, dataJobInfo) are stored as received and decoded only when read.
+
+Applying an MCL: UPSERT-like change types (UPSERT, CREATE, UPDATE, PATCH, RESTATE carry the aspect's full
+new value in an MCL) replace the aspect and every edge it declared; DELETE of an aspect removes it and its
+edges; DELETE of the key aspect removes the entity; ``status.removed`` flags a soft delete (walks skip
+the entity). Timeseries aspects keep the latest by ``timestampMillis``. Detection that compares with the
+previous state must read the mirror *before* applying the MCL.
+
+On open, the indexes are rebuilt from the facts persisted beside each indexed aspect (recomputed by
+decoding the aspects when another SDK version wrote them), so a restart resumes from the stored offsets
+without re-reading the topic and without decoding every aspect again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from datahub.emitter.aspect import ASPECT_MAP
+from datahub.emitter.serialization_helper import pre_json_transform
+from datahub.metadata.schema_classes import KEY_ASPECT_NAMES, ChangeTypeClass, _Aspect
+
+from libs.datahub.graph import MetadataGraph
+from libs.datahub.mcl.aspect_decode import decode_aspect
+from libs.datahub.mcl.aspect_facts import (
+    FACTS_FORMAT,
+    AspectFacts,
+    facts_from_json,
+    facts_of,
+    facts_to_json,
+    indexed_aspects,
+)
+from libs.datahub.mcl.column_lineage_index import ColumnLineageIndex
+from libs.datahub.mcl.decode_error import MclDecodeError
+from libs.datahub.mcl.events import DecodedMcl
+from libs.datahub.mcl.impact import Impact, ImpactReport
+from libs.datahub.mcl.lineage_index import LineageIndex
+from libs.datahub.mcl.mirror_impact import ModelFacts, impact_report
+from libs.datahub.mcl.mirror_store import MirrorStore, StoredAspect, TopicPartition
+from libs.datahub.mcl.prefilter import mirrored_aspects
+from libs.datahub.mcl.schema_field_urn import simple_field_path
+from libs.datahub.mcl.strict_json import parse_strict_json
+from libs.datahub.mcp_file import AspectRecord
+
+BOOTSTRAP_META_KEY = "bootstrapped_from"
+FACTS_META_KEY = "facts_format"
+DEFAULT_FLUSH_EVERY = 10_000
+
+
+@cache
+def timeseries_aspects() -> frozenset[str]:
+    return frozenset(name for name, cls in ASPECT_MAP.items() if cls.get_aspect_type() == "timeseries")
+
+
+class MetadataMirror:
+    def __init__(self, store: MirrorStore, *, flush_every: int = DEFAULT_FLUSH_EVERY) -> None:
+        self._store = store
+        self._flush_every = flush_every
+        self._lineage = LineageIndex()
+        self._columns = ColumnLineageIndex()
+        self._deployments: dict[str, tuple[str, ...]] = {}
+        self._owners: dict[str, tuple[str, ...]] = {}
+        self._timeseries_millis: dict[tuple[str, str], int] = {}
+        self._pending: dict[tuple[str, str], StoredAspect | None] = {}
+        self._pending_entity_deletes: set[str] = set()
+        self.load_warnings: list[str] = []
+        self._load()
+
+    @classmethod
+    def open(cls, path: Path | str, *, flush_every: int = DEFAULT_FLUSH_EVERY) -> MetadataMirror:
+        """Open the mirror persisted at ``path`` (a ``mirror.sqlite`` file or a folder for one)."""
+        return cls(MirrorStore.open(path), flush_every=flush_every)
+
+    @classmethod
+    def in_memory(cls) -> MetadataMirror:
+        return cls(MirrorStore.in_memory())
+
+    def close(self) -> None:
+        self.flush()
+        self._store.close()
+
+    # --- bootstrap -------------------------------------------------------------------------------------
+
+    @property
+    def bootstrapped_from(self) -> str | None:
+        return self._store.meta(BOOTSTRAP_META_KEY)
+
+    @property
+    def needs_bootstrap(self) -> bool:
+        """True on first start: never bootstrapped, nothing consumed, nothing stored."""
+        return self.bootstrapped_from is None and not self._store.offsets() and self._store.aspect_count() == 0
+
+    def bootstrap(self, records: Iterable[AspectRecord], source: str) -> int:
+        """Load typed aspect records (e.g. a file provider's); returns how many mirrored aspects were kept."""
+        kept = 0
+        for record in records:
+            if record.aspect_name in mirrored_aspects():
+                aspect_json = pre_json_transform(record.aspect.to_obj())
+                typed = record.aspect if record.aspect_name in indexed_aspects() else None
+                self._upsert(record.urn, record.entity_type, record.aspect_name, aspect_json, None, typed)
+                kept += 1
+        self.flush(meta={BOOTSTRAP_META_KEY: source})
+        return kept
+
+    def bootstrap_from_graph(self, graph: MetadataGraph, source: str) -> int:
+        """Load the latest aspects of a :class:`MetadataGraph` (the latest run of each timeseries aspect)."""
+        return self.bootstrap(_latest_records(graph), source)
+
+    # --- applying MCLs ---------------------------------------------------------------------------------
+
+    def apply(self, mcl: DecodedMcl) -> None:
+        """Apply one decoded MCL. Raises MclDecodeError when an indexed aspect does not decode (state unchanged)."""
+        if mcl.aspect_name is None:
+            return
+        if mcl.change_type == ChangeTypeClass.DELETE:
+            if mcl.aspect_name in KEY_ASPECT_NAMES:
+                self._delete_entity(mcl.urn)
+            else:
+                self._delete_aspect(mcl.urn, mcl.aspect_name)
+            return
+        if mcl.aspect_json is None:
+            return
+        typed = mcl.aspect if mcl.aspect_name in indexed_aspects() else None
+        self._upsert(mcl.urn, mcl.entity_type, mcl.aspect_name, mcl.aspect_json, mcl.aspect_text, typed)
+
+    def flush(self, offsets: Mapping[TopicPartition, int] | None = None, meta: Mapping[str, str] | None = None) -> None:
+        """Persist pending changes and, in the same transaction, the next offset to consume per partition."""
+        upserts = [row for row in self._pending.values() if row is not None]
+        deletes = [key for key, row in self._pending.items() if row is None]
+        self._store.write(upserts, deletes, sorted(self._pending_entity_deletes), offsets, meta)
+        self._pending.clear()
+        self._pending_entity_deletes.clear()
+
+    def committed_offsets(self) -> dict[TopicPartition, int]:
+        """Next offset to consume per (topic, partition), as persisted by the last flush."""
+        return self._store.offsets()
+
+    # --- reading ---------------------------------------------------------------------------------------
+
+    def aspect_json(self, urn: str, aspect_name: str) -> dict[str, Any] | None:
+        text = self._aspect_text(urn, aspect_name)
+        if text is None:
+            return None
+        parsed = parse_strict_json(text, "bad_aspect_json", f"stored aspect {aspect_name} of {urn}")
+        return parsed if isinstance(parsed, dict) else None
+
+    def aspect(self, urn: str, aspect_name: str) -> _Aspect | None:
+        """The latest value as the SDK's class; raises MclDecodeError if the stored JSON does not decode."""
+        aspect_json = self.aspect_json(urn, aspect_name)
+        return None if aspect_json is None else decode_aspect(aspect_name, aspect_json).value
+
+    def deployments_of(self, model_urn: str) -> tuple[str, ...]:
+        return self._deployments.get(model_urn, ())
+
+    def owners_of(self, urn: str) -> tuple[str, ...]:
+        return self._owners.get(urn, ())
+
+    def is_removed(self, urn: str) -> bool:
+        node = self._lineage.id_of(urn)
+        return node is not None and self._lineage.is_removed(node)
+
+    def downstream_of(self, urn: str) -> tuple[str, ...]:
+        """Entities one lineage hop downstream (soft-deleted ones included)."""
+        node = self._lineage.id_of(urn)
+        if node is None:
+            return ()
+        return tuple(dict.fromkeys(self._lineage.urn_of(n) for n in self._lineage.downstream(node)))
+
+    def impact_report(self, urn: str, field_paths: Iterable[str] = ()) -> ImpactReport:
+        """Models downstream of ``urn`` (field-level from ``field_paths`` where column lineage exists)."""
+        facts = ModelFacts(self._deployments, self._owners)
+        return impact_report(self._lineage, self._columns, self._schema_paths, facts, urn, field_paths)
+
+    def impacted_models(self, urn: str, field_path: str | None = None) -> list[Impact]:
+        return list(self.impact_report(urn, () if field_path is None else (field_path,)).impacts)
+
+    @property
+    def entity_count(self) -> int:
+        return self._lineage.node_count
+
+    @property
+    def edge_count(self) -> int:
+        return self._lineage.edge_count
+
+    # --- internals -------------------------------------------------------------------------------------
+
+    def _upsert(
+        self,
+        urn: str,
+        entity_type: str,
+        aspect_name: str,
+        aspect_json: dict[str, Any],
+        aspect_text: str | None,
+        typed: _Aspect | None,
+    ) -> None:
+        if aspect_name not in mirrored_aspects():
+            return
+        if aspect_name in timeseries_aspects() and not self._is_newest_run(urn, aspect_name, aspect_json):
+            return
+        facts = facts_of(urn, aspect_name, typed) if typed is not None else None
+        text = aspect_text if aspect_text is not None else json.dumps(aspect_json, separators=(",", ":"))
+        stored_facts = facts_to_json(facts) if facts is not None else None
+        self._pending[(urn, aspect_name)] = StoredAspect(urn, aspect_name, entity_type, text, stored_facts)
+        if facts is not None:
+            self._index(urn, aspect_name, facts)
+        if len(self._pending) >= self._flush_every:
+            self.flush()
+
+    def _is_newest_run(self, urn: str, aspect_name: str, aspect_json: dict[str, Any]) -> bool:
+        millis = aspect_json.get("timestampMillis")
+        millis = millis if isinstance(millis, int) else 0
+        if millis < self._timeseries_millis.get((urn, aspect_name), -1):
+            return False
+        self._timeseries_millis[(urn, aspect_name)] = millis
+        return True
+
+    def _index(self, urn: str, aspect_name: str, facts: AspectFacts) -> None:
+        self._lineage.replace(urn, aspect_name, facts.lineage)
+        self._columns.replace(urn, aspect_name, facts.column_lineage)
+        if facts.deployments is not None:
+            self._deployments[urn] = facts.deployments
+        if facts.owners is not None:
+            self._owners[urn] = facts.owners
+        if facts.removed is not None:
+            self._lineage.set_removed(urn, facts.removed)
+
+    def _unindex(self, urn: str, aspect_name: str) -> None:
+        self._lineage.remove(urn, aspect_name)
+        self._columns.remove(urn, aspect_name)
+        if aspect_name == "mlModelProperties":
+            self._deployments.pop(urn, None)
+        elif aspect_name == "ownership":
+            self._owners.pop(urn, None)
+        elif aspect_name == "status" and self._lineage.id_of(urn) is not None:
+            self._lineage.set_removed(urn, False)
+
+    def _delete_aspect(self, urn: str, aspect_name: str) -> None:
+        self._unindex(urn, aspect_name)
+        self._timeseries_millis.pop((urn, aspect_name), None)
+        self._pending[(urn, aspect_name)] = None
+
+    def _delete_entity(self, urn: str) -> None:
+        self.flush()  # the entity delete runs first in the next batch: nothing pending may precede it
+        self._lineage.remove_entity(urn)
+        self._columns.remove_entity(urn)
+        self._deployments.pop(urn, None)
+        self._owners.pop(urn, None)
+        for key in [key for key in self._timeseries_millis if key[0] == urn]:
+            del self._timeseries_millis[key]
+        self._pending_entity_deletes.add(urn)
+
+    def _aspect_text(self, urn: str, aspect_name: str) -> str | None:
+        key = (urn, aspect_name)
+        if key in self._pending:
+            row = self._pending[key]
+            return row.json if row is not None else None
+        if urn in self._pending_entity_deletes:
+            return None
+        return self._store.aspect_json(urn, aspect_name)
+
+    def _schema_paths(self, dataset_urn: str) -> frozenset[str] | None:
+        schema = self.aspect_json(dataset_urn, "schemaMetadata")
+        fields = schema.get("fields") if schema else None
+        if not isinstance(fields, list):
+            return None
+        return frozenset(
+            simple_field_path(field["fieldPath"])
+            for field in fields
+            if isinstance(field, dict) and isinstance(field.get("fieldPath"), str)
+        )
+
+    def _load(self) -> None:
+        """Rebuild the indexes from the store: persisted facts when this SDK wrote them, else by decoding."""
+        reuse_facts = self._store.meta(FACTS_META_KEY) == FACTS_FORMAT
+        wanted = (indexed_aspects() | timeseries_aspects()) & mirrored_aspects()
+        for row in self._store.all_aspects(wanted):
+            try:
+                if row.aspect_name in timeseries_aspects():
+                    self._is_newest_run(row.urn, row.aspect_name, self._parse_stored(row))
+                if row.aspect_name in indexed_aspects():
+                    self._index(row.urn, row.aspect_name, self._stored_facts(row, reuse_facts))
+            except MclDecodeError as error:
+                self.load_warnings.append(f"stored {row.aspect_name} of {row.urn} is not indexed: {error}")
+        self.flush(meta={FACTS_META_KEY: FACTS_FORMAT})
+
+    def _stored_facts(self, row: StoredAspect, reuse_facts: bool) -> AspectFacts:
+        if reuse_facts and row.facts is not None:
+            try:
+                return facts_from_json(row.facts)
+            except (ValueError, TypeError, KeyError, IndexError):
+                pass  # recompute below
+        typed = decode_aspect(row.aspect_name, self._parse_stored(row)).value
+        facts = facts_of(row.urn, row.aspect_name, typed)
+        self._pending[(row.urn, row.aspect_name)] = StoredAspect(
+            row.urn, row.aspect_name, row.entity_type, row.json, facts_to_json(facts)
+        )
+        return facts
+
+    @staticmethod
+    def _parse_stored(row: StoredAspect) -> dict[str, Any]:
+        parsed = parse_strict_json(row.json, "bad_aspect_json", f"stored {row.aspect_name} of {row.urn}")
+        if not isinstance(parsed, dict):
+            raise MclDecodeError("bad_aspect_json", f"stored {row.aspect_name} of {row.urn} is not a JSON object")
+        return parsed
+
+
+def _latest_records(graph: MetadataGraph) -> Iterable[AspectRecord]:
+    for urn in graph.entity_urns():
+        for aspect_name in graph.aspect_names(urn):
+            record = graph.aspect(urn, aspect_name)
+            if record is None:
+                runs = graph.timeseries(urn, aspect_name)
+                record = runs[-1] if runs else None
+            if record is not None:
+                yield record

@@ -1,0 +1,33 @@
+"""Strict JSON parsing for untrusted MCL input: NaN and Infinity are refused, and every failure is typed.
+
+Same rule as :func:`libs.canonical_json.strict_loads`, with the refusal raised as its own exception so
+that it gets its own reason (``non_finite_number``) instead of being confused with other ValueErrors
+(over-long integers, bad encodings).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from libs.datahub.mcl.decode_error import DecodeFailure, MclDecodeError, describe_exception
+
+
+class _NonFiniteNumber(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFiniteNumber(f"{name} is not valid JSON")
+
+
+def parse_strict_json(text: str | bytes, invalid_reason: DecodeFailure, what: str) -> Any:
+    """Parse ``text``; NaN/Infinity raise ``non_finite_number``, any other failure ``invalid_reason``."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except _NonFiniteNumber as error:
+        raise MclDecodeError("non_finite_number", f"{what}: {error}") from None
+    except RecursionError:
+        raise MclDecodeError(invalid_reason, f"{what} is nested too deeply") from None
+    except (ValueError, TypeError) as error:  # JSONDecodeError, UnicodeDecodeError, int digit limit
+        raise MclDecodeError(invalid_reason, f"{what} is not valid JSON: {describe_exception(error)}") from None

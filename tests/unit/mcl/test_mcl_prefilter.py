@@ -1,0 +1,61 @@
+"""The prefilter drops irrelevant MCLs before their aspect is parsed; SDK conversion happens only on read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datahub.metadata.schema_classes import DatasetPropertiesClass, StatusClass
+
+from libs.datahub.mcl.aspect_decode import TypedAspect, decode_aspect
+from libs.datahub.mcl.decoder import MclDecoder
+from libs.datahub.mcl.prefilter import MclPrefilter, lineage_aspects, mirrored_aspects
+from libs.datahub.mcl.schema_registry import ShippedSchemaResolver
+from tests.unit.mcl.mcl_test_inputs import Churn, avro_message, mcl_record
+
+
+class _CountingAspectDecoder:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, aspect_name: str, aspect_json: dict[str, Any]) -> TypedAspect:
+        self.calls.append(aspect_name)
+        return decode_aspect(aspect_name, aspect_json)
+
+
+def test_lineage_aspects_come_from_the_sdk_s_relationship_annotations() -> None:
+    assert {"upstreamLineage", "dataJobInputOutput", "mlFeatureProperties", "mlModelProperties"} <= lineage_aspects()
+    assert "datasetProperties" not in lineage_aspects() and "ownership" not in lineage_aspects()
+    assert {"schemaMetadata", "ownership", "assertionRunEvent", "incidentInfo", "status"} <= mirrored_aspects()
+
+
+def test_irrelevant_aspects_are_skipped_without_parsing_or_converting_them() -> None:
+    counting = _CountingAspectDecoder()
+    decoder = MclDecoder(ShippedSchemaResolver(), aspect_decoder=counting)
+    irrelevant = mcl_record(Churn.RAW, "datasetProperties", DatasetPropertiesClass(name="customers"))
+    irrelevant["aspect"]["value"] = b"{this is not even JSON"  # parsing it would raise
+    usage = mcl_record(Churn.RAW, "datasetUsageStatistics", {"timestampMillis": 1, "eventGranularity": None})
+
+    assert decoder.decode_avro(avro_message(irrelevant)) is None
+    assert decoder.decode_avro(avro_message(usage)) is None
+    kept = decoder.decode_avro(avro_message(mcl_record(Churn.RAW, "status", StatusClass(removed=True))))
+
+    assert kept is not None
+    assert (decoder.counts.skipped, decoder.counts.kept) == (2, 1)
+    assert counting.calls == []  # nothing converted yet: the typed aspect is built on first read
+    assert kept.aspect == StatusClass(removed=True) and kept.aspect is kept.aspect
+    assert counting.calls == ["status"]
+
+
+def test_an_entity_deletion_is_kept_even_though_key_aspects_are_not_mirrored() -> None:
+    prefilter = MclPrefilter.for_mirror()
+
+    assert prefilter.keeps("dataset", "datasetKey", "DELETE")
+    assert not prefilter.keeps("dataset", "datasetKey", "UPSERT")
+    assert not prefilter.keeps("dataset", "schemaMetadata", "NOT_A_CHANGE_TYPE")
+
+
+def test_the_prefilter_can_be_narrowed_to_entity_types() -> None:
+    prefilter = MclPrefilter.for_mirror(entity_types=["dataset", "mlModel"])
+
+    assert prefilter.keeps("dataset", "schemaMetadata", "UPSERT")
+    assert not prefilter.keeps("chart", "chartInfo", "UPSERT")
