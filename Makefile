@@ -34,6 +34,7 @@ contracts: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m modelguard bench
+	$(PY) -m services.context.upstream_risk_bench
 
 stack-up: $(STAMP)
 	$(PY) -m modelguard stack up

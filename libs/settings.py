@@ -32,6 +32,28 @@ def _flag(name: str, default: bool) -> bool:
     raise SettingsError(f"{name} must be true or false, got {raw!r}")
 
 
+PUBLISH_MODES = ("fixture", "live")
+PUBLISH_CHANNELS = ("github", "datahub")
+
+
+@dataclass(frozen=True)
+class PublishingSettings:
+    """How the publisher reaches people. Fixture mode (files only) is the default; live mode talks to GitHub and
+    DataHub GMS but only writes to the channels named in `apply` (dry run otherwise). Tokens (`GITHUB_TOKEN`,
+    `DATAHUB_GMS_TOKEN`) and the App's private key are read by the publisher when it needs them, never stored here."""
+
+    mode: str = "fixture"
+    apply: frozenset[str] = frozenset()
+    github_api_url: str = "https://api.github.com"
+    github_app_id: str | None = None
+    github_app_private_key_file: Path | None = None
+    github_app_installation_id: int | None = None
+    datahub_gms_url: str | None = None
+
+    def applies(self, channel: str) -> bool:
+        return self.mode == "live" and channel in self.apply
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -46,7 +68,9 @@ class Settings:
     datahub_files: tuple[Path, ...]
     publish_dir: Path
     trace_file: Path | None
-    extra: dict[str, str] = field(default_factory=dict)
+    schema_registry_url: str | None = None
+    mcl_topics: tuple[str, ...] = ("MetadataChangeLog_Versioned_v1", "MetadataChangeLog_Timeseries_v1")
+    publishing: PublishingSettings = field(default_factory=PublishingSettings)
 
     @property
     def key_registry_path(self) -> Path:
@@ -79,4 +103,34 @@ def load_settings() -> Settings:
         datahub_files=datahub_files,
         publish_dir=Path(os.environ.get("MODELGUARD_PUBLISH_DIR", str(home / "publications"))),
         trace_file=Path(trace) if trace else None,
+        schema_registry_url=os.environ.get("MODELGUARD_SCHEMA_REGISTRY_URL") or None,
+        mcl_topics=tuple(
+            t.strip()
+            for t in os.environ.get(
+                "MODELGUARD_MCL_TOPICS", "MetadataChangeLog_Versioned_v1,MetadataChangeLog_Timeseries_v1"
+            ).split(",")
+            if t.strip()
+        ),
+        publishing=load_publishing_settings(),
+    )
+
+
+def load_publishing_settings() -> PublishingSettings:
+    mode = os.environ.get("MODELGUARD_PUBLISH_MODE", "fixture").strip().lower() or "fixture"
+    if mode not in PUBLISH_MODES:
+        raise SettingsError(f"MODELGUARD_PUBLISH_MODE must be one of {', '.join(PUBLISH_MODES)}, got {mode!r}")
+    raw_apply = os.environ.get("MODELGUARD_PUBLISH_APPLY", "").replace(" ", ",")
+    apply = frozenset(c.strip().lower() for c in raw_apply.split(",") if c.strip())
+    if unknown := sorted(apply - set(PUBLISH_CHANNELS)):
+        raise SettingsError(f"MODELGUARD_PUBLISH_APPLY names unknown channels {unknown}; known: {PUBLISH_CHANNELS}")
+    key_file = os.environ.get("MODELGUARD_GITHUB_APP_PRIVATE_KEY_FILE")
+    installation = _int("MODELGUARD_GITHUB_APP_INSTALLATION_ID", 0)
+    return PublishingSettings(
+        mode=mode,
+        apply=apply,
+        github_api_url=os.environ.get("MODELGUARD_GITHUB_API_URL", "https://api.github.com").rstrip("/"),
+        github_app_id=os.environ.get("MODELGUARD_GITHUB_APP_ID") or None,
+        github_app_private_key_file=Path(key_file) if key_file else None,
+        github_app_installation_id=installation or None,
+        datahub_gms_url=os.environ.get("DATAHUB_GMS_URL") or None,
     )

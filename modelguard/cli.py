@@ -100,6 +100,29 @@ def _incidents(args: argparse.Namespace) -> int:
     return 0
 
 
+def _emit_mcl(args: argparse.Namespace) -> int:
+    from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, emit_change, encode_change, registered_schema_id
+    from modelguard.stack import SCENARIOS, read_state
+
+    settings = load_settings()
+    spec = Path(args.change)
+    if not spec.is_file():
+        raise CliError(f"{spec} is not a file")
+    files = list(settings.datahub_files) or sorted(SCENARIOS.glob("*/datahub/metadata.json"))
+    if args.schema_id is not None:
+        schema_id = args.schema_id
+    elif settings.schema_registry_url:
+        schema_id = registered_schema_id(settings.schema_registry_url)
+    else:
+        schema_id = OFFLINE_SCHEMA_ID
+    data, urn = encode_change(spec, files, schema_id)
+    state = read_state(settings.home)
+    bootstrap = state.bootstrap if state else settings.kafka_bootstrap
+    emit_change(bootstrap, args.topic, data, urn)
+    print(f"emitted a {len(data)}-byte MCL for {urn} to {args.topic} (schema id {schema_id})")
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from modelguard.demo import run_demo
 
@@ -132,6 +155,11 @@ def parser() -> argparse.ArgumentParser:
     incidents.add_argument("action", choices=["list", "show"])
     incidents.add_argument("incident", nargs="?")
     incidents.set_defaults(run=_incidents)
+    emit = sub.add_parser("emit-mcl", help="put an upstream change on DataHub's MCL topic, as DataHub would")
+    emit.add_argument("change", help="a change file, e.g. fixtures/scenarios/*/datahub/changes/*.yaml")
+    emit.add_argument("--topic", default="MetadataChangeLog_Versioned_v1")
+    emit.add_argument("--schema-id", type=int, help="default: from MODELGUARD_SCHEMA_REGISTRY_URL, else any")
+    emit.set_defaults(run=_emit_mcl)
     demo = sub.add_parser("demo", help="the churn incident end to end on the embedded stack")
     demo.add_argument("--out", default="out/demo")
     demo.set_defaults(run=_demo)

@@ -15,9 +15,11 @@ from modelguard.incident_log import incident_events
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.submit import submit, wait_for_run
 from modelguard.summary import build_summary
+from modelguard.upstream_act import run_upstream_act
 
 SCENARIO = SCENARIOS / "churn-monthly-spend"
 PULL_REQUEST = 42
+CHANGE = SCENARIO / "datahub" / "changes" / "rename-account-age.yaml"
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -41,6 +43,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
     print(f"  ledger      {summary['ledger']}")
     print(f"  processes   {summary['processes']}")
     print(f"  timings     {summary['timings']}")
+    risk = summary["risk"]
+    print(f"  act 2       {risk['cause']}: models {risk['models']}, deployments {risk['deployments']}")
 
 
 def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
@@ -66,6 +70,9 @@ def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
         store = LedgerStore(settings.ledger_url)
         verification = verify_incident(store, incident, registry)
         events = incident_events(store, incident, registry)
+        print("act 2: a breaking schema change on the raw customers table arrives from DataHub as an MCL ...")
+        risk = run_upstream_act(settings, state.bootstrap, CHANGE, [SCENARIO / "datahub" / "metadata.json"])
+        print(f"  {risk['summary']}")
         summary = build_summary(
             incident,
             events,
@@ -74,6 +81,8 @@ def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
             {"events": verification.events_checked, "verified": verification.ok},
             state.services,
         )
+        summary["risk"] = {k: risk[k] for k in ("cause", "models", "deployments", "owners", "incident_id")}
+        summary["risk"]["publication"] = risk["publication"]
     finally:
         stack_down(settings)
     out_dir.mkdir(parents=True, exist_ok=True)

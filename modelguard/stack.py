@@ -144,7 +144,8 @@ def stack_up(
     else:
         broker = start_embedded_broker(settings.home / "logs" / "broker.log")
         bootstrap, broker_pid = broker.bootstrap, broker.process.pid
-    asyncio.run(ensure_topics(bootstrap, all_topics(), settings.kafka_partitions))
+    # DataHub's MCL topics exist wherever DataHub runs; only missing ones are created (the embedded broker)
+    asyncio.run(ensure_topics(bootstrap, [*all_topics(), *settings.mcl_topics], settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
     processes = {name: start_service(name, settings, env) for name in services}
     state = StackState(bootstrap, broker_pid, {name: p.pid for name, p in processes.items()})

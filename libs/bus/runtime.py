@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from pydantic import BaseModel
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from libs.bus.external_input import ExternalInput
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
@@ -63,6 +64,7 @@ class ServiceDefinition:
     consumes: tuple[str, ...]
     handler: Handler | None = None
     sink: Sink | None = None
+    external: tuple[ExternalInput, ...] = ()
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     @property
@@ -107,6 +109,15 @@ class ServiceRuntime:
             max_poll_interval_ms=15 * 60 * 1000,
             ack_policy=AckPolicy.NACK_ON_ERROR,
         )(self.on_message)
+        for external in definition.external:
+            self.broker.subscriber(
+                *external.topics,
+                group_id=f"modelguard-{definition.name}-{external.name}",
+                auto_offset_reset="earliest",
+                session_timeout_ms=settings.kafka_session_timeout_ms,
+                heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
+                ack_policy=AckPolicy.NACK_ON_ERROR,
+            )(self._external_consumer(external))
 
     async def _announce_ready(self) -> None:
         ready = self.settings.run_dir / f"{self.definition.name}.ready"
@@ -155,13 +166,48 @@ class ServiceRuntime:
             self.processed.mark(meta.event_id, [])
             return
         for sealed in outputs:
-            await self.broker.publish(
-                sealed.envelope_bytes,
-                topic=contract_for(sealed.event.meta.event_type).topic,
-                key=sealed.event.meta.incident_id.encode(),
-                headers=event_headers(sealed),
-            )
+            await self._publish(sealed)
         self.processed.mark(meta.event_id, [s.event.meta.event_id for s in outputs])
+
+    def _external_consumer(self, external: ExternalInput) -> Callable[[KafkaMessage], Awaitable[None]]:
+        async def on_external(msg: KafkaMessage) -> None:
+            record: Any = msg.raw_message
+            source = f"{record.topic}/{record.partition}@{record.offset}"
+            raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
+            try:
+                firsts = await asyncio.to_thread(external.handle, raw)
+            except RejectedInput as exc:
+                await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
+                return
+            except TransientFailure as exc:
+                log.info("%s will retry %s: %s", self.definition.name, source, exc)
+                await asyncio.sleep(exc.retry_after_s)
+                raise
+            except Exception as exc:  # bad bytes must not stop the service
+                detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+                await self.dead_letter(raw, "handler-error", detail, source, record.key)
+                return
+            for first in firsts:
+                event = next_event(
+                    first.payload,
+                    producer=self.definition.name,
+                    producer_version=self.definition.version,
+                    occurred_at=self.definition.clock(),
+                    incident_id=first.incident_id,
+                    extra_input_digests=[first.input_digest],
+                )
+                await self._publish(seal(event, self.key))
+            external.after_publish(firsts)
+
+        return on_external
+
+    async def _publish(self, sealed: SignedEvent) -> None:
+        await self.broker.publish(
+            sealed.envelope_bytes,
+            topic=contract_for(sealed.event.meta.event_type).topic,
+            key=sealed.event.meta.incident_id.encode(),
+            headers=event_headers(sealed),
+        )
 
     def _handle(self, signed: SignedEvent) -> list[SignedEvent]:
         definition = self.definition

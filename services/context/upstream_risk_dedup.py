@@ -26,7 +26,7 @@ class RiskDeduplicator:
         path = Path(path)
         if path.is_dir():
             path = path / DEDUP_FILE_NAME
-        return cls(sqlite3.connect(path, isolation_level=None))
+        return cls(sqlite3.connect(path, isolation_level=None, check_same_thread=False))
 
     @classmethod
     def in_memory(cls) -> RiskDeduplicator:

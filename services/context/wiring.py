@@ -1,17 +1,36 @@
-"""Wiring of the context service: DataHub context for each detected regression."""
+"""Wiring of the context service: DataHub context for each detected regression, and upstream risks from
+DataHub's MetadataChangeLog topics through a persistent metadata mirror."""
 
 from __future__ import annotations
 
+from libs.bus.external_input import ExternalInput
 from libs.bus.runtime import RejectedInput, ServiceDefinition
 from libs.datahub.file_provider import FileContextProvider
-from libs.datahub.mcp_file import MetadataFileError
+from libs.datahub.mcl.decoder import MclDecoder
+from libs.datahub.mcl.mirror import MetadataMirror
+from libs.datahub.mcl.schema_registry import schema_resolver_for
+from libs.datahub.mcp_file import MetadataFileError, load_mcp_file
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
 from services.context.handler import context_for_regression
+from services.context.mcl_intake import MclIntake
+from services.context.upstream_risk_dedup import RiskDeduplicator
 
 NAME = "context"
+
+
+def open_mirror(settings: Settings) -> MetadataMirror:
+    """The mirror persists across restarts; on first start it is bootstrapped from the provider's files."""
+    state = settings.state_dir(NAME)
+    state.mkdir(parents=True, exist_ok=True)
+    mirror = MetadataMirror.open(state / "mirror.sqlite")
+    if mirror.needs_bootstrap and settings.datahub_files:
+        records = [record for path in settings.datahub_files for record in load_mcp_file(path).records]
+        mirror.bootstrap(records, source="file:" + ",".join(str(p) for p in settings.datahub_files))
+        mirror.flush()
+    return mirror
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
@@ -27,4 +46,10 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         except ValueError as exc:
             raise RejectedInput("context-unavailable", str(exc)) from exc
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("RegressionDetected",), handler=handle)
+    intake = MclIntake(
+        MclDecoder(schema_resolver_for(settings.schema_registry_url)),
+        open_mirror(settings),
+        RiskDeduplicator.open(settings.state_dir(NAME) / "upstream-risks.sqlite"),
+    )
+    mcl = ExternalInput("datahub-mcl", settings.mcl_topics, handle=intake, after_publish=intake.remember)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("RegressionDetected",), handler=handle, external=(mcl,))

@@ -63,7 +63,7 @@ class MirrorStore:
         path = Path(path)
         if path.is_dir():
             path = path / MIRROR_FILE_NAME
-        connection = sqlite3.connect(path, isolation_level=None)
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         return cls(connection)
