@@ -1,14 +1,20 @@
-"""A service's memory of the inputs it has already handled, so a redelivery does not redo expensive work."""
+"""A service's memory of the inputs it has handled and the envelopes it answered with.
+
+A redelivered input is not handled again (that work can be expensive); its recorded outputs are sent
+again instead. They carry the same event ids, so consumers and the ledger treat them as duplicates, and
+an output lost with a broker comes back when its input is re-sent (`modelguard republish`).
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
 
 
 class ProcessedInputs:
-    """Event ids of handled inputs, in a small SQLite file owned by one service."""
+    """Event ids of handled inputs and their output envelopes, in a small SQLite file owned by one service."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -17,16 +23,19 @@ class ProcessedInputs:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS processed (event_id TEXT PRIMARY KEY, outputs TEXT NOT NULL)")
 
-    def seen(self, event_id: str) -> bool:
+    def outputs_of(self, event_id: str) -> list[bytes] | None:
+        """The output envelopes recorded for a handled input; None when the input was never handled."""
         with self._lock:
-            row = self._db.execute("SELECT 1 FROM processed WHERE event_id = ?", (event_id,)).fetchone()
-        return row is not None
+            row = self._db.execute("SELECT outputs FROM processed WHERE event_id = ?", (event_id,)).fetchone()
+        if row is None:
+            return None
+        return [envelope.encode() for envelope in json.loads(row[0])]
 
-    def mark(self, event_id: str, output_event_ids: list[str]) -> None:
+    def mark(self, event_id: str, output_envelopes: list[bytes]) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR IGNORE INTO processed (event_id, outputs) VALUES (?, ?)",
-                (event_id, ",".join(output_event_ids)),
+                (event_id, json.dumps([envelope.decode() for envelope in output_envelopes])),
             )
 
     def close(self) -> None:

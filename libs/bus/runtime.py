@@ -147,8 +147,17 @@ class ServiceRuntime:
         if meta.event_type not in self.definition.consumes:
             await self.dead_letter(raw, "unexpected-event-type", meta.event_type, source, record.key)
             return
-        if self.processed.seen(meta.event_id):
-            log.info("%s already handled %s %s", self.definition.name, meta.event_type, meta.event_id)
+        already = self.processed.outputs_of(meta.event_id)
+        if already is not None:
+            log.info(
+                "%s already handled %s %s: re-sending its %d output(s)",
+                self.definition.name,
+                meta.event_type,
+                meta.event_id,
+                len(already),
+            )
+            for envelope in already:
+                await self._publish(open_envelope(envelope, self.registry))
             return
         try:
             outputs = await asyncio.to_thread(self._handle, signed)
@@ -167,7 +176,7 @@ class ServiceRuntime:
             return
         for sealed in outputs:
             await self._publish(sealed)
-        self.processed.mark(meta.event_id, [s.event.meta.event_id for s in outputs])
+        self.processed.mark(meta.event_id, [s.envelope_bytes for s in outputs])
 
     def _external_consumer(self, external: ExternalInput) -> Callable[[KafkaMessage], Awaitable[None]]:
         async def on_external(msg: KafkaMessage) -> None:
