@@ -7,8 +7,12 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from libs.settings import SettingsError, load_settings
+from libs.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from libs.ledger import LedgerStore
 
 EXIT_USAGE = 2
 
@@ -135,6 +139,113 @@ def _bench(args: argparse.Namespace) -> int:
     return run_bench(args.incidents)
 
 
+def _verify_or_attest(args: argparse.Namespace) -> int:
+    if args.attestation is None:
+        if args.keys or args.ledger or args.offline:
+            raise CliError("--keys, --ledger and --offline go with --attestation FILE")
+        return _verify(args)
+    if args.incident:
+        raise CliError("give an incident or --attestation FILE, not both")
+    if args.ledger and args.offline:
+        raise CliError("--ledger and --offline contradict each other")
+    return _verify_attestation(args)
+
+
+def _verify_attestation(args: argparse.Namespace) -> int:
+    from libs.signing.keys import KeyRegistry
+    from modelguard.attestation_check import check_attestation
+    from modelguard.audit_ledger import reachable_ledger
+
+    settings = load_settings()
+    path, keys = Path(args.attestation), Path(args.keys) if args.keys else settings.key_registry_path
+    if not path.is_file():
+        raise CliError(f"{path} is not a file")
+    if not keys.is_file():
+        raise CliError(f"no key registry at {keys} (give the public keys with --keys REGISTRY_JSON)")
+    ledger = None if args.offline else reachable_ledger(settings.ledger_url)
+    report = check_attestation(path.read_bytes(), str(path), KeyRegistry.load(keys), ledger, args.ledger)
+    print("\n".join(report.lines))
+    return 0 if report.ok else 1
+
+
+def _audit_ledger(settings: Settings) -> LedgerStore:
+    from modelguard.audit_ledger import LedgerUnavailable, open_existing_ledger
+
+    try:
+        return open_existing_ledger(settings.ledger_url)
+    except LedgerUnavailable as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from libs.signing.keys import KeyRegistry
+    from modelguard.audit_replay import (
+        PROJECTIONS_FILE,
+        projection_table,
+        projections_document,
+        rebuild_projections,
+        write_projections,
+    )
+
+    settings = load_settings()
+    store = _audit_ledger(settings)
+    position = store.head_position()
+    projections = rebuild_projections(store, KeyRegistry.load(settings.key_registry_path))
+    print("\n".join(projection_table(projections)))
+    target = settings.home / PROJECTIONS_FILE
+    write_projections(target, projections_document(projections, position))
+    print(f"wrote {len(projections)} incident projection(s), ledger position {position}, to {target}")
+    return 0
+
+
+def _rerun(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from libs.signing.keys import KeyRegistry
+    from modelguard.audit_rerun import rerun_incident, rerun_settings, rerun_table, service_definitions
+
+    settings = load_settings()
+    store = _audit_ledger(settings)
+    if not store.incident_events(args.incident):
+        raise CliError(f"no incident {args.incident} in the ledger")
+    registry = KeyRegistry.load(settings.key_registry_path)
+    with tempfile.TemporaryDirectory(prefix="modelguard-rerun-") as scratch:
+        definitions = service_definitions(rerun_settings(settings, Path(scratch)))
+        rows = rerun_incident(store, registry, args.incident, definitions, args.run_id)
+    if not rows:
+        raise CliError(
+            f"{args.incident} has no logged event of a deterministic phase"
+            + (f" in run {args.run_id}" if args.run_id else "")
+        )
+    print("\n".join(rerun_table(rows)))
+    failed = [r for r in rows if r.failed]
+    rerun = [r for r in rows if not r.skipped]
+    print(f"{len(rerun) - len(failed)} of {len(rerun)} re-run phase outputs reproduce their logged digest")
+    return 1 if failed else 0
+
+
+def _republish(args: argparse.Namespace) -> int:
+    import os
+
+    from libs.signing.keys import KeyRegistry
+    from modelguard.audit_republish import resend, resend_lines, unfinished_last_events
+    from modelguard.stack import read_state
+
+    settings = load_settings()
+    store = _audit_ledger(settings)
+    if args.incident and not store.incident_events(args.incident):
+        raise CliError(f"no incident {args.incident} in the ledger")
+    resends = unfinished_last_events(store, KeyRegistry.load(settings.key_registry_path), args.incident)
+    if resends and not args.dry_run:
+        state = read_state(settings.home)
+        bootstrap = state.bootstrap if state else os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP")
+        if not bootstrap:
+            raise CliError(f"no stack is running from {settings.home} and MODELGUARD_KAFKA_BOOTSTRAP is not set")
+        resend(bootstrap, resends, settings.kafka_idempotence)
+    print("\n".join(resend_lines(resends, sent=not args.dry_run)))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="modelguard", description=__doc__)
     sub = root.add_subparsers(dest="command", required=True)
@@ -150,7 +261,23 @@ def parser() -> argparse.ArgumentParser:
     submit.set_defaults(run=_submit)
     verify = sub.add_parser("verify", help="check every hash, signature and causation link in the ledger")
     verify.add_argument("incident", nargs="?")
-    verify.set_defaults(run=_verify)
+    verify.add_argument("--attestation", metavar="FILE", help="check a signed attestation offline with the public keys")
+    verify.add_argument(
+        "--keys", metavar="REGISTRY_JSON", help="public keys (default: $MODELGUARD_HOME/keys/registry.json)"
+    )
+    verify.add_argument("--ledger", action="store_true", help="with --attestation: require the ledger cross-check")
+    verify.add_argument("--offline", action="store_true", help="with --attestation: never consult the ledger")
+    verify.set_defaults(run=_verify_or_attest)
+    replay = sub.add_parser("replay", help="rebuild every incident's projection from the ledger and write them")
+    replay.set_defaults(run=_replay)
+    rerun = sub.add_parser("rerun", help="re-execute an incident's deterministic phases from the log, compare digests")
+    rerun.add_argument("incident")
+    rerun.add_argument("--run", dest="run_id", metavar="RUN_ID", help="only the phases of this CI run")
+    rerun.set_defaults(run=_rerun)
+    republish = sub.add_parser("republish", help="re-send the last event of unfinished incidents (broker loss)")
+    republish.add_argument("--incident", help="only this incident")
+    republish.add_argument("--dry-run", action="store_true", help="say what would be re-sent, send nothing")
+    republish.set_defaults(run=_republish)
     incidents = sub.add_parser("incidents", help="incidents rebuilt from the ledger by replay")
     incidents.add_argument("action", choices=["list", "show"])
     incidents.add_argument("incident", nargs="?")

@@ -91,7 +91,6 @@ def check_tests(workspace: Path, spec: Mapping[str, Any]) -> CheckResult:
         "failed": run.failed,
         "errors": run.errors,
         "skipped": run.skipped,
-        "duration_s": run.duration_s,
     }
     ok = run.failed == 0 and run.errors == 0 and run.passed > 0
     return _result("tests", ok, f"{run.passed} passed, {run.failed} failed, {run.errors} errors", values)

@@ -1,0 +1,32 @@
+"""Republish picks the last logged event of every incident that has not reached a terminal event."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from libs.ledger import LedgerStore
+from libs.ledger.samples import START, SampleKeys, abstained_incident, passed_incident, repaired_incident
+from modelguard.audit_republish import resend_lines, unfinished_last_events
+
+
+def test_only_unfinished_incidents_are_picked_with_their_last_event(store: LedgerStore, keys: SampleKeys) -> None:
+    finished = repaired_incident(keys, "finished")
+    stuck = repaired_incident(keys, "stuck", start=START + timedelta(minutes=1))[:-2]  # lost after RepairProposed
+    abstained = abstained_incident(keys, "abstained", start=START + timedelta(minutes=2))
+    for event in [*finished, *stuck, *abstained, *passed_incident(keys, "passed")]:
+        store.append(event)
+
+    resends = unfinished_last_events(store, keys.registry)
+    assert [r.signed.event.meta.event_id for r in resends] == [
+        stuck[-1].event.meta.event_id,
+        abstained[-1].event.meta.event_id,
+    ]
+    assert [r.topic for r in resends] == ["modelguard.repair-proposed.v1", "modelguard.diagnosis-abstained.v1"]
+    assert resends[0].signed.envelope_bytes == stuck[-1].envelope_bytes, "re-sent byte for byte"
+
+    only = unfinished_last_events(store, keys.registry, abstained[0].event.meta.incident_id)
+    assert [r.signed.event.meta.event_type for r in only] == ["DiagnosisAbstained"]
+
+
+def test_nothing_unfinished_is_said_plainly() -> None:
+    assert resend_lines([], sent=True) == ["no unfinished incident: nothing to re-send"]
