@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint contracts bench stack-up stack-down clean
+.PHONY: install demo test test-fast lint contracts bench live-verify stack-up stack-down clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ lint: $(STAMP)
 
 contracts: $(STAMP)
 	$(PY) -m contracts.schema_export
+
+live-verify: $(STAMP)
+	$(PY) -m modelguard.live_verify
 
 bench: $(STAMP)
 	$(PY) -m modelguard bench
