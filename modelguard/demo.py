@@ -8,8 +8,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from libs.artifacts.store import LocalArtifactStore
+from libs.attestation import verify_attestation
+from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_incident
-from libs.settings import load_settings
+from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry
 from modelguard.incident_log import incident_events
 from modelguard.stack import SCENARIOS, stack_down, stack_up
@@ -20,6 +23,18 @@ from modelguard.upstream_act import run_upstream_act
 SCENARIO = SCENARIOS / "churn-monthly-spend"
 PULL_REQUEST = 42
 CHANGE = SCENARIO / "datahub" / "changes" / "rename-account-age.yaml"
+
+
+def attestation_summary(settings: Settings, events: list[SignedEvent], registry: KeyRegistry) -> dict[str, Any]:
+    """The first publication's attestation, fetched by digest and verified offline with the public keys."""
+    published = [
+        e.event.payload for e in events if e.event.meta.event_type == "Published" and e.event.payload.attestation
+    ]
+    if not published:
+        return {"digest": None, "verified": False}
+    ref = published[0].attestation
+    check = verify_attestation(LocalArtifactStore(settings.artifacts_dir).get(ref), registry)
+    return {"digest": ref.sha256, "verified": check.ok, "subject": [s.name for s in check.subject]}
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -43,6 +58,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
     print(f"  ledger      {summary['ledger']}")
     print(f"  processes   {summary['processes']}")
     print(f"  timings     {summary['timings']}")
+    print(f"  attestation {summary['attestation']}")
     risk = summary["risk"]
     print(f"  act 2       {risk['cause']}: models {risk['models']}, deployments {risk['deployments']}")
 
@@ -81,6 +97,7 @@ def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
             {"events": verification.events_checked, "verified": verification.ok},
             state.services,
         )
+        summary["attestation"] = attestation_summary(settings, events, registry)
         summary["risk"] = {k: risk[k] for k in ("cause", "models", "deployments", "owners", "incident_id")}
         summary["risk"]["publication"] = risk["publication"]
     finally:

@@ -79,7 +79,9 @@ def install_default_inputs(settings: Settings) -> None:
 
 
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k.startswith(("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON"))}
+    # the publisher's credentials (GITHUB_TOKEN, DATAHUB_GMS_*) pass through to the services, nothing else
+    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_")
+    env = {k: v for k, v in os.environ.items() if k.startswith(passed)}
     env.update(
         MODELGUARD_HOME=str(settings.home),
         MODELGUARD_KAFKA_BOOTSTRAP=bootstrap,

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from contracts.events.context import UpstreamRiskDetected
+from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
 
 Publishable = RepairValidated | ValidationFailed | RepairWithheld | UpstreamRiskDetected
 
+IN_SERVICE = "IN_SERVICE"
+SOURCE_DATA_QUALITY = "source_data_quality"
+
+# DataHub incident stages, in the order ModelGuard moves an incident (a person takes it further).
 STAGES = {
-    "repair_validated": "WORK_IN_PROGRESS",
+    "repair_abstained": "TRIAGE",
+    "upstream_risk": "TRIAGE",
     "validation_failed": "INVESTIGATION",
     "repair_withheld": "INVESTIGATION",
-    "upstream_risk": "TRIAGE",
+    "repair_validated": "WORK_IN_PROGRESS",
 }
 
 
@@ -28,37 +33,53 @@ class Finding:
     pull_request: int | None
     payload: Publishable
     owners: list[str] = field(default_factory=list)
+    head_sha: str | None = None
+    in_service: bool = False
+    upstream_assets: list[str] = field(default_factory=list)
+    affected: list[AffectedModel] = field(default_factory=list)
+    abstained: bool = False
 
     @property
     def stage(self) -> str:
-        return STAGES[self.outcome]
+        return STAGES["repair_abstained" if self.abstained else self.outcome]
+
+
+def _upstream_finding(incident_id: str, payload: UpstreamRiskDetected) -> Finding:
+    models = sorted({a.model_urn for a in payload.affected})
+    return Finding(
+        incident_id=incident_id,
+        outcome="upstream_risk",
+        title=f"Upstream {payload.cause.replace('_', ' ')} on {payload.asset_urn} puts {len(models)} model(s) at risk",
+        entities=models,
+        repository=None,
+        pull_request=None,
+        payload=payload,
+        owners=sorted({o for a in payload.affected for o in a.owners}),
+        affected=list(payload.affected),
+    )
 
 
 def finding_of(incident_id: str, payload: Publishable) -> Finding:
     if isinstance(payload, UpstreamRiskDetected):
-        models = [a.model_urn for a in payload.affected]
-        owners = sorted({o for a in payload.affected for o in a.owners})
-        return Finding(
-            incident_id,
-            "upstream_risk",
-            f"Upstream {payload.cause.replace('_', ' ')} on {payload.asset_urn} puts {len(models)} model(s) at risk",
-            sorted(set(models)),
-            None,
-            None,
-            payload,
-            owners,
-        )
+        return _upstream_finding(incident_id, payload)
     gate = payload.gate
     outcome = {RepairValidated: "repair_validated", ValidationFailed: "validation_failed"}.get(
         type(payload), "repair_withheld"
     )
-    title = f"{gate.metric} regressed {gate.baseline:.4f} → {gate.candidate:.4f} on {payload.workspace.model_urn}"
+    report = payload.diagnosis
+    summary = report.context_summary
+    top = report.hypotheses[0].name if report.hypotheses else None
     return Finding(
-        incident_id,
-        outcome,
-        title,
-        [payload.workspace.model_urn],
-        payload.workspace.repository,
-        payload.workspace.pull_request,
-        payload,
+        incident_id=incident_id,
+        outcome=outcome,
+        title=f"{gate.metric} regressed {gate.baseline:.4f} → {gate.candidate:.4f} on {payload.workspace.model_urn}",
+        entities=[payload.workspace.model_urn],
+        repository=payload.workspace.repository,
+        pull_request=payload.workspace.pull_request,
+        payload=payload,
+        owners=sorted(set(summary.model_owners)),
+        head_sha=payload.workspace.candidate_commit,
+        in_service=any(d.status == IN_SERVICE for d in summary.deployments),
+        upstream_assets=sorted(set(summary.upstream_datasets)) if top == SOURCE_DATA_QUALITY else [],
+        abstained=isinstance(payload, RepairWithheld) and payload.hypothesis is None,
     )

@@ -1,81 +1,83 @@
 """Fixture mode: GitHub and DataHub stood in for by files, with the same create / update / no-op semantics.
 
-The files are what would have been sent: a real DataHub can ingest the incident file with
-`datahub ingest mcps FILE`. Writes are atomic so a crash never leaves half a publication.
+The files are what would have been sent: the comment as markdown, the review and the check run as the JSON of
+their API requests, the incident as MCP JSON a real DataHub ingests with `datahub ingest mcps FILE`. Writes are
+atomic so a crash never leaves half a publication.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
-from datahub.emitter.mcp import MetadataChangeProposalWrapper
-
 from contracts.events.publication import ChannelResult
-from libs.canonical_json import sha256_hex
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".publishing-")
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    os.replace(tmp, path)
+from services.publisher.atomic_files import atomic_write
+from services.publisher.datahub_channel import DataHubIncidents
+from services.publisher.datahub_incident_store import FileIncidentStore
+from services.publisher.github_documents import CheckRunDocument, GitHubPublication
+from services.publisher.publication_links import content_of
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
+def _write_unless_same(path: Path, data: bytes, same: bool) -> str:
+    existed = path.exists()
+    if existed and same:
+        return "noop"
+    atomic_write(path, data)
+    return "updated" if existed else "created"
+
+
+def _json_bytes(document: object) -> bytes:
+    return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+
+
 class FixtureGitHub:
     def __init__(self, root: Path) -> None:
         self.root = root / "github"
 
-    def upsert_comment(self, repository: str, pull_request: int | None, marker: str, body: str) -> ChannelResult:
-        pr = f"pr-{pull_request}" if pull_request else "no-pr"
-        path = self.root / _slug(repository) / pr / f"{_slug(marker.strip('<!->= '))}.md"
-        digest = sha256_hex(body.encode())
-        existing = path.read_bytes() if path.exists() else None
-        if existing is not None and sha256_hex(existing) == digest:
-            status = "noop"
-        else:
-            _atomic_write(path, body.encode())
-            status = "updated" if existing is not None else "created"
+    def _result(self, status: str, target: str, identifier: str, digest: str) -> ChannelResult:
         return ChannelResult(
-            channel="github",
-            status=status,
-            target=f"{repository}#{pull_request}" if pull_request else repository,
-            identifier=marker,
-            content_digest=digest,
-            dry_run=True,
+            channel="github", status=status, target=target, identifier=identifier, content_digest=digest, dry_run=True
         )
 
+    def _check_run(self, check: CheckRunDocument, repo_dir: Path) -> str:
+        path = repo_dir / "check-runs" / f"{check.head_sha}-{_slug(check.external_id)}.json"
+        existing = json.loads(path.read_text()) if path.exists() else None
+        same = existing is not None and check.says_the_same_as(existing)
+        return _write_unless_same(path, _json_bytes(check.to_api(None)), same)
 
-class FixtureDataHub:
-    def __init__(self, root: Path) -> None:
-        self.root = root / "datahub"
-
-    def upsert_incident(
-        self, urn: str, semantic_digest: str, mcps: list[MetadataChangeProposalWrapper]
-    ) -> ChannelResult:
-        path = self.root / f"{_slug(urn)}.json"
-        digest_path = path.with_suffix(".digest")
-        previous = digest_path.read_text().strip() if digest_path.exists() else None
-        if previous == semantic_digest:
-            status = "noop"
-        else:
-            document = [mcp.to_obj(simplified_structure=True) for mcp in mcps]
-            _atomic_write(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
-            _atomic_write(digest_path, semantic_digest.encode() + b"\n")
-            status = "updated" if previous is not None else "created"
-        return ChannelResult(
-            channel="datahub",
-            status=status,
-            target=", ".join(sorted({e for m in mcps for e in getattr(m.aspect, "entities", [])})),
-            identifier=urn,
-            content_digest=semantic_digest,
-            dry_run=True,
+    def publish(self, publication: GitHubPublication) -> list[ChannelResult]:
+        p = publication
+        repo_dir = self.root / _slug(p.repository)
+        pr_dir = repo_dir / (f"pr-{p.pull_request}" if p.pull_request else "no-pr")
+        pr_target = f"{p.repository}#{p.pull_request}" if p.pull_request else p.repository
+        comment = p.comment
+        path = pr_dir / f"{_slug(comment.marker.strip('<!->= '))}.md"
+        same = path.exists() and content_of(path.read_text()) == content_of(comment.body)
+        status = _write_unless_same(path, comment.body.encode(), same) if p.pull_request else "skipped"
+        results = [self._result(status, pr_target, comment.marker, comment.content_digest)]
+        if p.review is not None and p.pull_request is not None:
+            review = p.review
+            review_path = pr_dir / f"review-{_slug(review.marker.strip('<!->= '))}.json"
+            request = {"commit_id": review.commit_id, "body": review.body, "event": "COMMENT"}
+            request["comments"] = [s.to_api() for s in review.suggestions]
+            status = _write_unless_same(review_path, _json_bytes(request), review_path.exists())
+            results.append(self._result(status, pr_target, review.marker, review.content_digest))
+        check = p.check_run
+        results.append(
+            self._result(
+                self._check_run(check, repo_dir),
+                f"{p.repository}@{check.head_sha}",
+                f"check-run:{check.name}:{check.external_id}",
+                check.content_digest,
+            )
         )
+        return results
+
+
+def fixture_datahub(root: Path) -> DataHubIncidents:
+    return DataHubIncidents(FileIncidentStore(root / "datahub"), dry_run=True)

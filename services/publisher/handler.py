@@ -1,47 +1,61 @@
-"""Publisher: one finding in, the same words to GitHub and DataHub, exactly once, and a record of it."""
+"""Publisher: one finding in, the same words to GitHub and DataHub, exactly once, and a record of it.
+
+Order: attest the source event (the attestation's digest is linked from every publication), then GitHub
+(comment, review, check run), then each DataHub incident. Every step is find-then-act against what the remote
+holds, so a publication that fails halfway (a `ChannelUnavailable`, retried by the bus) publishes nothing
+twice when it runs again.
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from datahub.emitter.mcp import MetadataChangeProposalWrapper
-
 from contracts.events.publication import ChannelResult, Published
+from libs.events.codec import SignedEvent
+from services.publisher.attestation_step import Attestor
 from services.publisher.finding import Publishable, finding_of
-from services.publisher.render_comment import comment_marker, render_comment
-from services.publisher.render_incident import incident_digest, incident_urn, render_incident
+from services.publisher.github_documents import GitHubPublication
+from services.publisher.publication_links import PublicationLinks
+from services.publisher.render_comment import render_content
+from services.publisher.render_github import render_github
+from services.publisher.render_incident import IncidentDraft, render_incidents
 
 
 class GitHubChannel(Protocol):
-    def upsert_comment(self, repository: str, pull_request: int | None, marker: str, body: str) -> ChannelResult: ...
+    def publish(self, publication: GitHubPublication) -> list[ChannelResult]: ...
 
 
 class DataHubChannel(Protocol):
-    def upsert_incident(
-        self, urn: str, semantic_digest: str, mcps: list[MetadataChangeProposalWrapper]
-    ) -> ChannelResult: ...
+    def upsert_incident(self, draft: IncidentDraft) -> ChannelResult: ...
 
 
 def publish(
-    incident_id: str,
-    source_event_type: str,
-    payload: Publishable,
+    source: SignedEvent,
     github: GitHubChannel,
     datahub: DataHubChannel,
-    at_ms: int,
+    attest: Attestor | None = None,
+    ledger_position: int | None = None,
 ) -> Published:
-    finding = finding_of(incident_id, payload)
-    body = render_comment(finding)
+    meta = source.event.meta
+    payload: Publishable = source.event.payload
+    finding = finding_of(meta.incident_id, payload)
+    attestation = attest(source) if attest is not None else None
+    links = PublicationLinks(
+        incident_id=meta.incident_id,
+        ledger_position=ledger_position,
+        attestation_digest=attestation.digest if attestation else None,
+        attestation_artifact=attestation.artifact.sha256 if attestation else None,
+    )
+    content = render_content(finding)
     channels: list[ChannelResult] = []
-    if finding.repository is not None:
-        channels.append(
-            github.upsert_comment(finding.repository, finding.pull_request, comment_marker(incident_id), body)
-        )
-    mcps = render_incident(finding, body, at_ms)
-    channels.append(datahub.upsert_incident(incident_urn(finding), incident_digest(finding), mcps))
+    if (github_publication := render_github(finding, content, links)) is not None:
+        channels += github.publish(github_publication)
+    at_ms = int(meta.occurred_at.timestamp() * 1000)
+    channels += [datahub.upsert_incident(draft) for draft in render_incidents(finding, content, links, at_ms)]
     return Published(
         run_id=getattr(payload, "run_id", None),
         outcome=finding.outcome,
-        source_event_type=source_event_type,
+        source_event_type=meta.event_type,
         channels=channels,
+        attestation=attestation.artifact if attestation else None,
     )

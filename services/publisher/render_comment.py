@@ -1,4 +1,7 @@
-"""The pull-request comment, in markdown. Deterministic: the same finding renders the same bytes."""
+"""The pull-request comment, in markdown. Deterministic: the same finding renders the same bytes.
+
+The content (without the hidden marker) is also the DataHub incident's description and the check run's text.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
 from services.publisher.finding import Finding
+from services.publisher.github_documents import CommentDocument
+from services.publisher.publication_links import PublicationLinks, with_footer
 
 HEADLINES = {
     "repair_validated": "A validated repair is proposed for review",
@@ -33,8 +38,14 @@ def comment_marker(incident_id: str) -> str:
     return f"<!-- modelguard:incident={incident_id} -->"
 
 
-def render_comment(finding: Finding) -> str:
-    lines = [comment_marker(finding.incident_id), f"## ModelGuard: {HEADLINES[finding.outcome]}", ""]
+def render_comment(finding: Finding, content: str, links: PublicationLinks) -> CommentDocument:
+    """The comment as posted: the hidden marker that finds it again, the content, the links footer."""
+    marker = comment_marker(finding.incident_id)
+    return CommentDocument(marker, content, marker + "\n" + with_footer(content, links))
+
+
+def render_content(finding: Finding) -> str:
+    lines = [f"## ModelGuard: {HEADLINES[finding.outcome]}", ""]
     lines += [f"**{finding.title}**", ""]
     payload = finding.payload
     if isinstance(payload, UpstreamRiskDetected):

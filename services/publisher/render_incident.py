@@ -1,55 +1,147 @@
-"""The DataHub incident for a finding, as acryl-datahub aspect objects under a deterministic URN."""
+"""The DataHub incidents for a finding, as acryl-datahub aspect objects under deterministic URNs.
+
+One incident on the affected model; for a source-data-quality diagnosis, one more on each upstream dataset the
+context names; for an upstream risk, one on each affected model. A URN is derived from the ModelGuard incident
+id (itself a digest of the finding) and, where several incidents come from one finding, the entity's URN, so a
+retry names the same incidents and re-emitting updates them instead of raising new ones.
+"""
 
 from __future__ import annotations
 
-from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from dataclasses import dataclass
+
 from datahub.metadata.schema_classes import (
     AuditStampClass,
+    IncidentAssigneeClass,
     IncidentInfoClass,
     IncidentSourceClass,
     IncidentStatusClass,
 )
 
+from contracts.events.context import AffectedModel
 from libs.canonical_json import canonical_bytes, sha256_hex
 from services.publisher.finding import Finding
+from services.publisher.publication_links import PublicationLinks, content_of, with_footer
 
 ACTOR = "urn:li:corpuser:modelguard"
+# DataHub's incident priorities: 0 CRITICAL, 1 HIGH, 2 MEDIUM, 3 LOW.
+PRIORITY_HIGH = 1
+PRIORITY_MEDIUM = 2
+MODEL_REGRESSION = "ML_MODEL_REGRESSION"
+UPSTREAM_DATA_QUALITY = "ML_UPSTREAM_DATA_QUALITY"
+UPSTREAM_RISK = "ML_UPSTREAM_RISK"
 
 
-def incident_urn(finding: Finding) -> str:
-    return f"urn:li:incident:modelguard-{finding.incident_id.removeprefix('inc-')}"
+@dataclass(frozen=True)
+class IncidentDraft:
+    """The incident ModelGuard wants to exist, before it is reconciled with what DataHub holds."""
+
+    urn: str
+    info: IncidentInfoClass
+
+    @property
+    def content_digest(self) -> str:
+        """What the incident says, without timestamps or links: equal digests mean nothing to publish."""
+        info = self.info
+        return sha256_hex(
+            canonical_bytes(
+                {
+                    "type": info.type,
+                    "customType": info.customType,
+                    "title": info.title,
+                    "description": content_of(info.description or ""),
+                    "entities": sorted(info.entities),
+                    "stage": info.status.stage,
+                    "priority": info.priority,
+                    "assignees": sorted(a.actor for a in info.assignees or []),
+                }
+            )
+        )
 
 
-def incident_semantics(finding: Finding) -> dict[str, object]:
-    """What the incident says; its digest decides whether a publication changes anything."""
-    return {
-        "type": "CUSTOM",
-        "customType": "ML_MODEL_REGRESSION" if finding.outcome != "upstream_risk" else "ML_UPSTREAM_RISK",
-        "title": finding.title,
-        "entities": sorted(finding.entities),
-        "stage": finding.stage,
-        "priority": 1 if finding.outcome == "upstream_risk" else 2,
-        "outcome": finding.outcome,
-    }
+def incident_urn(finding: Finding, entity_urn: str | None = None) -> str:
+    base = f"urn:li:incident:modelguard-{finding.incident_id.removeprefix('inc-')}"
+    return base if entity_urn is None else f"{base}-{sha256_hex(entity_urn.encode())[:12]}"
 
 
-def incident_digest(finding: Finding) -> str:
-    return sha256_hex(canonical_bytes(incident_semantics(finding)))
-
-
-def render_incident(finding: Finding, description: str, at_ms: int) -> list[MetadataChangeProposalWrapper]:
-    semantics = incident_semantics(finding)
+def _info(
+    finding: Finding,
+    *,
+    custom_type: str,
+    title: str,
+    entities: list[str],
+    owners: list[str],
+    priority: int,
+    description: str,
+    at_ms: int,
+) -> IncidentInfoClass:
     stamp = AuditStampClass(time=at_ms, actor=ACTOR)
     info = IncidentInfoClass(
         type="CUSTOM",
-        customType=str(semantics["customType"]),
-        title=finding.title,
+        customType=custom_type,
+        title=title,
         description=description,
-        entities=sorted(finding.entities),
+        entities=sorted(set(entities)),
         status=IncidentStatusClass(state="ACTIVE", stage=finding.stage, lastUpdated=stamp, message=finding.outcome),
         created=stamp,
-        priority=int(semantics["priority"]),  # type: ignore[call-overload]
+        priority=priority,
+        assignees=[IncidentAssigneeClass(actor=o, assignedAt=stamp) for o in sorted(set(owners))] or None,
         source=IncidentSourceClass(type="MANUAL"),
     )
     info.validate()
-    return [MetadataChangeProposalWrapper(entityUrn=incident_urn(finding), aspect=info)]
+    return info
+
+
+def _affected_model_draft(finding: Finding, model: AffectedModel, description: str, at_ms: int) -> IncidentDraft:
+    # The event names deployments without their status: a deployed model is treated as in service.
+    info = _info(
+        finding,
+        custom_type=UPSTREAM_RISK,
+        title=f"{finding.title}: {model.model_urn}",
+        entities=[model.model_urn],
+        owners=model.owners,
+        priority=PRIORITY_HIGH if model.deployments else PRIORITY_MEDIUM,
+        description=description,
+        at_ms=at_ms,
+    )
+    return IncidentDraft(incident_urn(finding, model.model_urn), info)
+
+
+def render_incidents(finding: Finding, content: str, links: PublicationLinks, at_ms: int) -> list[IncidentDraft]:
+    description = with_footer(content, links)
+    if finding.outcome == "upstream_risk":
+        return [_affected_model_draft(finding, m, description, at_ms) for m in finding.affected]
+    priority = PRIORITY_HIGH if finding.in_service else PRIORITY_MEDIUM
+    drafts = [
+        IncidentDraft(
+            incident_urn(finding),
+            _info(
+                finding,
+                custom_type=MODEL_REGRESSION,
+                title=finding.title,
+                entities=finding.entities,
+                owners=finding.owners,
+                priority=priority,
+                description=description,
+                at_ms=at_ms,
+            ),
+        )
+    ]
+    # The dataset's own owners are not in the event; the model's owners are the ones who asked for the fix.
+    drafts += [
+        IncidentDraft(
+            incident_urn(finding, dataset),
+            _info(
+                finding,
+                custom_type=UPSTREAM_DATA_QUALITY,
+                title=f"Source data quality of {dataset} is the leading cause: {finding.title}",
+                entities=[dataset],
+                owners=finding.owners,
+                priority=priority,
+                description=description,
+                at_ms=at_ms,
+            ),
+        )
+        for dataset in finding.upstream_assets
+    ]
+    return drafts

@@ -1,25 +1,27 @@
-"""Wiring of the publisher service (fixture mode: files stand in for GitHub and DataHub)."""
+"""Wiring of the publisher service: channels from settings (fixture files by default), attestation, handler."""
 
 from __future__ import annotations
 
+from libs.artifacts.store import LocalArtifactStore
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
-from services.publisher.fixture_channels import FixtureDataHub, FixtureGitHub
+from services.publisher.attestation_step import attestor
 from services.publisher.handler import publish
+from services.publisher.publication_channels import publication_channels
 
 NAME = "publisher"
 CONSUMES = ("RepairValidated", "ValidationFailed", "RepairWithheld", "UpstreamRiskDetected")
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    github, datahub = FixtureGitHub(settings.publish_dir), FixtureDataHub(settings.publish_dir)
+    channels = publication_channels(settings)
+    attest = attestor(LocalArtifactStore(settings.artifacts_dir), key)
 
     def handle(signed: SignedEvent) -> list:
-        meta = signed.event.meta
-        at_ms = int(meta.occurred_at.timestamp() * 1000)
-        return [publish(meta.incident_id, meta.event_type, signed.event.payload, github, datahub, at_ms)]
+        # The ledger position of the source is not known here (the ledger appends concurrently): links omit it.
+        return [publish(signed, channels.github, channels.datahub, attest)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, CONSUMES, handler=handle)

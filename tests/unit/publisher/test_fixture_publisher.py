@@ -5,53 +5,58 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contracts.common import PolicyRef
-from contracts.events.diagnosis import DiagnosisReport, RankedHypothesis
-from contracts.events.repair import RepairWithheld
-from services.publisher.fixture_channels import FixtureDataHub, FixtureGitHub
+from services.publisher.fixture_channels import FixtureGitHub, fixture_datahub
 from services.publisher.handler import publish
-from tests.support.sample_events import artifact, gate, workspace
-
-
-def withheld(reason: str) -> RepairWithheld:
-    report = DiagnosisReport(
-        evidence=[],
-        hypotheses=[
-            RankedHypothesis(
-                name="feature_transformation", score=0.5, confidence="low", supporting=[], counter=[], explanation="x"
-            ),
-        ],
-        invalid_values={"base": 0, "candidate": 3},
-        suspect=None,
-        context_digest="0" * 64,
-    )
-    return RepairWithheld(
-        run_id="run-1",
-        workspace=workspace(),
-        policy=PolicyRef(name="churn", artifact=artifact(b"policy")),
-        gate=gate(),
-        diagnosis=report,
-        hypothesis=None,
-        reason=reason,
-    )
+from tests.unit.publisher.publisher_inputs import (
+    INCIDENT,
+    MODEL,
+    make_keys,
+    signed,
+    validated_payload,
+    withheld_payload,
+)
 
 
 def test_first_creates_repeat_is_noop_change_updates(tmp_path: Path) -> None:
-    github, datahub = FixtureGitHub(tmp_path), FixtureDataHub(tmp_path)
-    first = publish("inc-0123456789abcdef", "RepairWithheld", withheld("diagnosis abstained"), github, datahub, 1)
-    assert [c.status for c in first.channels] == ["created", "created"]
-    repeat = publish("inc-0123456789abcdef", "RepairWithheld", withheld("diagnosis abstained"), github, datahub, 2)
-    assert [c.status for c in repeat.channels] == ["noop", "noop"]
-    changed = publish("inc-0123456789abcdef", "RepairWithheld", withheld("policy refused"), github, datahub, 3)
-    assert [c.status for c in changed.channels] == ["updated", "noop"]  # the incident's semantics did not change
+    keys = make_keys()
+    github, datahub = FixtureGitHub(tmp_path), fixture_datahub(tmp_path)
+
+    def run(reason: str, seconds: int) -> list[str]:
+        published = publish(signed(keys, withheld_payload(reason), seconds=seconds), github, datahub)
+        assert all(c.dry_run for c in published.channels)
+        return [c.status for c in published.channels]
+
+    # comment, check run, incident on the model
+    assert run("diagnosis abstained", 1) == ["created", "created", "created"]
+    assert run("diagnosis abstained", 2) == ["noop", "noop", "noop"]
+    assert run("policy refused", 3) == ["updated"] * 3  # the reason is in all three, each updated in place
 
     comments = list((tmp_path / "github").rglob("*.md"))
     assert len(comments) == 1
-    assert "<!-- modelguard:incident=inc-0123456789abcdef -->" in comments[0].read_text()
-    assert "policy refused" in comments[0].read_text()
+    text = comments[0].read_text()
+    assert text.startswith(f"<!-- modelguard:incident={INCIDENT} -->")
+    assert "policy refused" in text
     incidents = list((tmp_path / "datahub").glob("*.json"))
     assert len(incidents) == 1
     mcp = json.loads(incidents[0].read_text())[0]
     assert mcp["entityUrn"] == "urn:li:incident:modelguard-0123456789abcdef"
     assert mcp["aspectName"] == "incidentInfo"
-    assert mcp["aspect"]["json"]["entities"] == [workspace().model_urn]
+    assert mcp["aspect"]["json"]["entities"] == [MODEL]
+    assert mcp["aspect"]["json"]["status"]["stage"] == "TRIAGE"  # an abstention is still being triaged
+
+
+def test_a_validated_repair_writes_the_review_request_and_an_action_required_check_run(tmp_path: Path) -> None:
+    keys = make_keys()
+    github, datahub = FixtureGitHub(tmp_path), fixture_datahub(tmp_path)
+    first = publish(signed(keys, validated_payload()), github, datahub)
+    assert [c.status for c in first.channels] == ["created"] * 4  # comment, review, check run, incident
+    repeat = publish(signed(keys, validated_payload(run_id="run-2"), seconds=5), github, datahub)
+    assert [c.status for c in repeat.channels] == ["noop"] * 4
+
+    (review_file,) = (tmp_path / "github").rglob("review-*.json")
+    review = json.loads(review_file.read_text())
+    assert review["event"] == "COMMENT"
+    assert review["comments"][0]["body"].startswith("```suggestion\n")
+    (check_file,) = (tmp_path / "github").rglob("check-runs/*.json")
+    assert json.loads(check_file.read_text())["conclusion"] == "action_required"
+    assert len(list((tmp_path / "github").rglob("*.md"))) == 1
