@@ -16,6 +16,7 @@ from contracts.events.diagnosis import (
     RankedHypothesis,
     Suspect,
 )
+from libs.canonical_json import canonical_bytes, sha256_hex
 from services.diagnoser.handler import DiagnosisOutcome
 
 
@@ -62,3 +63,29 @@ def diagnosis_event(collected: ContextCollected, outcome: DiagnosisOutcome) -> B
     if outcome.decision == "diagnosed" and outcome.chosen_hypothesis and outcome.confidence is not None:
         return DiagnosisCompleted(**common, hypothesis=outcome.chosen_hypothesis, confidence=outcome.confidence)
     return DiagnosisAbstained(**common, reason=outcome.abstention_reason or "no hypothesis was chosen")
+
+
+def abstention_for_failed_command(
+    collected: ContextCollected, command: str, reason: str, output_tail: str
+) -> BaseModel:
+    """A workspace command that cannot run is itself a finding a person must see: abstain and say why."""
+    evidence = EvidenceItem(
+        evidence_id="ev-" + sha256_hex(canonical_bytes([command, reason, output_tail]))[:16],
+        kind="workspace_command_failed",
+        summary=f"the workspace's {command} command failed: {reason}",
+        values={"command": command, "reason": reason, "output_tail": output_tail},
+        source="code",
+    )
+    report = DiagnosisReport(
+        evidence=[evidence],
+        hypotheses=[],
+        invalid_values={},
+        suspect=None,
+        context_digest=collected.context_digest,
+        context_summary=context_summary(collected.context),
+    )
+    return DiagnosisAbstained(
+        **collected.carried(),
+        report=report,
+        reason=f"no diagnosis: the workspace's {command} command failed ({reason}); see the evidence",
+    )

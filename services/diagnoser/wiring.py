@@ -14,7 +14,7 @@ from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.materialize import materialized_workspace
 from libs.workspace.snapshot import UnsafeSnapshot
 from services.diagnoser.handler import diagnose_incident
-from services.diagnoser.report import diagnosis_event
+from services.diagnoser.report import abstention_for_failed_command, diagnosis_event
 
 NAME = "diagnoser"
 
@@ -29,20 +29,27 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         try:
             policy = parse_policy(artifacts.get(collected.policy.artifact), collected.policy.name)
             with materialized_workspace(artifacts, collected.workspace, scratch) as workspace:
-                outcome = diagnose_incident(
-                    workspace.base,
-                    workspace.candidate,
-                    workspace.data,
-                    policy.workspace.model_dump(),
-                    policy.diagnosis.model_dump(),
-                    collected.context,
-                    gate_policy=policy.gate.model_dump(),
-                    reported_metrics={"base": {gate.metric: gate.baseline}, "candidate": {gate.metric: gate.candidate}},
-                )
+                try:
+                    outcome = diagnose_incident(
+                        workspace.base,
+                        workspace.candidate,
+                        workspace.data,
+                        policy.workspace.model_dump(),
+                        policy.diagnosis.model_dump(),
+                        collected.context,
+                        gate_policy=policy.gate.model_dump(),
+                        reported_metrics={
+                            "base": {gate.metric: gate.baseline},
+                            "candidate": {gate.metric: gate.candidate},
+                        },
+                    )
+                except WorkspaceCommandFailed as exc:
+                    # scratch paths out, so the same failure always reads (and hashes) the same
+                    tail = exc.result.stderr[-2000:] if exc.result else ""
+                    tail = tail.replace(str(workspace.base.parent), "<workspace>")
+                    return [abstention_for_failed_command(collected, exc.name, exc.reason, tail)]
         except (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError) as exc:
             raise RejectedInput("inputs-unavailable", str(exc)) from exc
-        except WorkspaceCommandFailed as exc:
-            raise RejectedInput("workspace-command-failed", str(exc)) from exc
         return [diagnosis_event(collected, outcome)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("ContextCollected",), handler=handle)
