@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import functools
 import importlib
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from modelguard.audit_payload_diff import differing_paths
-from modelguard.stack import REPO_ROOT, service_environment
+from modelguard.stack import REPO_ROOT, default_datahub_files
 
 DETERMINISTIC_PHASES = ("detector", "context", "diagnoser", "repairer", "validator")
 DefinitionOf = Callable[[str], ServiceDefinition]
@@ -63,11 +62,9 @@ def rerun_settings(settings: Settings, scratch_home: Path) -> Settings:
     """The settings a service process of the embedded stack sees (notably its default DataHub files), with its
     private state (processed inputs, scratch folders, the context's metadata mirror) under `scratch_home`, so a
     rerun never touches the state of running services. Artifacts, keys and policies stay where they are."""
-    files = settings.datahub_files
-    if not files:
-        joined = service_environment(settings, settings.kafka_bootstrap)["MODELGUARD_DATAHUB_FILES"]
-        files = tuple(Path(p) for p in joined.split(os.pathsep) if p)
-    return dataclasses.replace(settings, home=scratch_home, datahub_files=files)
+    return dataclasses.replace(
+        settings, home=scratch_home, datahub_files=settings.datahub_files or default_datahub_files()
+    )
 
 
 def service_definitions(settings: Settings) -> DefinitionOf:

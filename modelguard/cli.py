@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from libs.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from libs.events.codec import SignedEvent
     from libs.ledger import LedgerStore
 
 EXIT_USAGE = 2
@@ -125,6 +126,25 @@ def _emit_mcl(args: argparse.Namespace) -> int:
     emit_change(bootstrap, args.topic, data, urn)
     print(f"emitted a {len(data)}-byte MCL for {urn} to {args.topic} (schema id {schema_id})")
     return 0
+
+
+def _investigate(args: argparse.Namespace) -> int:
+    from modelguard.investigate import investigate
+
+    settings = load_settings()
+    scenario = Path(args.scenario)
+    if not (scenario / "scenario.yaml").is_file():
+        raise CliError(f"{scenario} is not a scenario folder (no scenario.yaml)")
+
+    def show(e: SignedEvent) -> None:
+        print(f"  {e.event.meta.event_type:22} {e.event.meta.producer:10} {e.event.meta.event_id}")
+
+    run_id = args.run_id or f"local-{int(time.time())}"
+    events = investigate(settings, scenario, run_id, args.pull_request, show)
+    types = [e.event.meta.event_type for e in events]
+    print(f"{events[0].event.meta.incident_id}: ledger {settings.ledger_url}, publications {settings.publish_dir}")
+    # the exit code is the gate's: a model CI job fails when the regression is real, whatever the repair
+    return 1 if "RegressionDetected" in types else 0
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -287,6 +307,11 @@ def parser() -> argparse.ArgumentParser:
     emit.add_argument("--topic", default="MetadataChangeLog_Versioned_v1")
     emit.add_argument("--schema-id", type=int, help="default: from MODELGUARD_SCHEMA_REGISTRY_URL, else any")
     emit.set_defaults(run=_emit_mcl)
+    inv = sub.add_parser("investigate", help="the whole pipeline in this process, no broker (for a model's CI)")
+    inv.add_argument("--scenario", default="fixtures/scenarios/churn-monthly-spend")
+    inv.add_argument("--run-id")
+    inv.add_argument("--pull-request", type=int)
+    inv.set_defaults(run=_investigate)
     demo = sub.add_parser("demo", help="the churn incident end to end on the embedded stack")
     demo.add_argument("--out", default="out/demo")
     demo.set_defaults(run=_demo)

@@ -78,6 +78,12 @@ def install_default_inputs(settings: Settings) -> None:
             shutil.copyfile(policy, target)
 
 
+def default_datahub_files() -> tuple[Path, ...]:
+    """The bundled scenarios' metadata, relative to the services' working directory (the repository), so
+    snapshot provenance reads the same on every machine."""
+    return tuple(sorted(p.relative_to(REPO_ROOT) for p in SCENARIOS.glob("*/datahub/*.json")))
+
+
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
     # the publisher's credentials (GITHUB_TOKEN, DATAHUB_GMS_*) pass through to the services, nothing else
     passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_")
@@ -89,9 +95,7 @@ def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
         MODELGUARD_TRACE_FILE=str(settings.trace_file or settings.home / "traces.jsonl"),
     )
     if not settings.datahub_files:
-        # relative to the services' working directory, so snapshot provenance is the same on every machine
-        files = sorted(p.relative_to(REPO_ROOT) for p in SCENARIOS.glob("*/datahub/*.json"))
-        env["MODELGUARD_DATAHUB_FILES"] = os.pathsep.join(str(p) for p in files)
+        env["MODELGUARD_DATAHUB_FILES"] = os.pathsep.join(str(p) for p in default_datahub_files())
     return env
 
 

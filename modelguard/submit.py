@@ -20,18 +20,25 @@ from modelguard.reporter import PRODUCER, ReportedRun, evaluate_scenario, sign_r
 from modelguard.stack import read_state
 
 
-def submit(settings: Settings, scenario_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
+def evaluate_and_sign(settings: Settings, scenario_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
+    """Play the model's CI: evaluate base and candidate, store the artifacts, sign the report."""
     started = time.monotonic()
-    state = read_state(settings.home)
-    bootstrap = state.bootstrap if state else settings.kafka_bootstrap
     scenario = load_scenario(scenario_dir)
     metric = parse_policy(scenario.policy_path.read_bytes(), str(scenario.policy_path)).gate.metric
     artifacts = LocalArtifactStore(settings.artifacts_dir)
     evaluation = evaluate_scenario(scenario_dir, settings.home / "ci", artifacts, run_id, pull_request)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
     signed = sign_report(evaluation, metric, key)
-    asyncio.run(publish_signed(bootstrap, [signed], settings.kafka_idempotence))
     return ReportedRun(signed, evaluation, time.monotonic() - started)
+
+
+def submit(settings: Settings, scenario_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
+    """Evaluate, sign, and put the report on the running stack's bus."""
+    reported = evaluate_and_sign(settings, scenario_dir, run_id, pull_request)
+    state = read_state(settings.home)
+    bootstrap = state.bootstrap if state else settings.kafka_bootstrap
+    asyncio.run(publish_signed(bootstrap, [reported.signed], settings.kafka_idempotence))
+    return reported
 
 
 def dead_lettered(bootstrap: str, incident_id: str) -> Callable[[], str | None]:

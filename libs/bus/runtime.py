@@ -219,23 +219,30 @@ class ServiceRuntime:
         )
 
     def _handle(self, signed: SignedEvent) -> list[SignedEvent]:
-        definition = self.definition
-        if definition.sink is not None:
-            definition.sink(signed)
-            return []
-        assert definition.handler is not None
-        sealed: list[SignedEvent] = []
-        for payload in definition.handler(signed):
-            contract_of_payload(payload)
-            event = next_event(
-                payload,
-                producer=definition.name,
-                producer_version=definition.version,
-                occurred_at=definition.clock(),
-                causes=[signed],
-            )
-            sealed.append(seal(event, self.key))
-        return sealed
+        return handle_and_seal(self.definition, self.key, signed)
+
+
+def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: SignedEvent) -> list[SignedEvent]:
+    """One input through a service's handler (or sink), its outputs made into signed events of the incident.
+
+    The transport-free core of a service: the Kafka runtime calls it, and so does `modelguard investigate`.
+    """
+    if definition.sink is not None:
+        definition.sink(signed)
+        return []
+    assert definition.handler is not None
+    sealed: list[SignedEvent] = []
+    for payload in definition.handler(signed):
+        contract_of_payload(payload)
+        event = next_event(
+            payload,
+            producer=definition.name,
+            producer_version=definition.version,
+            occurred_at=definition.clock(),
+            causes=[signed],
+        )
+        sealed.append(seal(event, key))
+    return sealed
 
 
 def run_service(definition: ServiceDefinition, settings: Settings, key: SigningKey, registry: KeyRegistry) -> None:

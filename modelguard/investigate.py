@@ -1,0 +1,67 @@
+"""`modelguard investigate`: the whole pipeline in one process, no broker — for a model's CI job.
+
+The same plain handlers the service processes run, built from each service's wiring, called by a local
+dispatcher in topic order; every event is signed by its producer's key and appended to the ledger, so the
+incident can be verified and replayed exactly like one that went through Kafka.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from libs.bus.runtime import ServiceDefinition, handle_and_seal
+from libs.events.codec import SignedEvent
+from libs.ledger import LedgerStore
+from libs.settings import Settings
+from libs.signing.keys import SigningKey, load_private_key, provision_keys
+from modelguard.stack import CLIENTS, REPO_ROOT, SERVICES, default_datahub_files, install_default_inputs
+from modelguard.submit import evaluate_and_sign
+
+PIPELINE = tuple(s for s in SERVICES if s != "ledger")
+Dispatched = Callable[[SignedEvent], None]
+
+
+def _definitions(settings: Settings) -> list[tuple[ServiceDefinition, SigningKey]]:
+    built = []
+    for name in PIPELINE:
+        key = load_private_key(name, settings.keys_dir / f"{name}.key")
+        built.append((importlib.import_module(f"services.{name}.wiring").definition(settings, key), key))
+    return built
+
+
+def dispatch(first: SignedEvent, services: list[tuple[ServiceDefinition, SigningKey]], on_event: Dispatched) -> None:
+    """Breadth-first, like the topics: each event goes to every service that consumes its type."""
+    queue = deque([first])
+    while queue:
+        event = queue.popleft()
+        on_event(event)
+        for definition, key in services:
+            if event.event.meta.event_type in definition.consumes:
+                queue.extend(handle_and_seal(definition, key, event))
+
+
+def investigate(
+    settings: Settings, scenario: Path, run_id: str, pull_request: int | None, on_event: Dispatched
+) -> list[SignedEvent]:
+    settings = dataclasses.replace(settings, datahub_files=settings.datahub_files or default_datahub_files())
+    settings.home.mkdir(parents=True, exist_ok=True)
+    provision_keys([*SERVICES, *CLIENTS], settings.keys_dir)
+    install_default_inputs(settings)
+    store = LedgerStore(settings.ledger_url)
+    store.create_schema()
+    events: list[SignedEvent] = []
+
+    def record(event: SignedEvent) -> None:
+        store.append(event)
+        events.append(event)
+        on_event(event)
+
+    reported = evaluate_and_sign(settings, scenario, run_id, pull_request)
+    with contextlib.chdir(REPO_ROOT):  # relative DataHub file paths resolve as in the service processes
+        dispatch(reported.signed, _definitions(settings), record)
+    return events
