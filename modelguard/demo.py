@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -106,4 +107,16 @@ def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     _print_summary(summary)
     print(f"\nwrote {out_dir / 'summary.json'}; publications under {settings.publish_dir}")
-    return 0 if verification.ok and summary["publication"]["repeat"] else 1
+    # what ModelGuard guarantees whatever the data says: a verifiable log, a verifiable attestation, one publication
+    broken = [
+        what
+        for what, holds in (
+            ("the ledger does not verify", summary["ledger"]["verified"]),
+            ("the attestation does not verify", summary["attestation"]["verified"]),
+            ("the repeat was not a no-op", set(summary["publication"]["repeat"].values()) == {"noop"}),
+        )
+        if not holds
+    ]
+    for what in broken:
+        print(f"demo: {what}", file=sys.stderr)
+    return 1 if broken else 0
