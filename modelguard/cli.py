@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aiokafka.errors import KafkaError
+
 from libs.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -327,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args))
     except KeyboardInterrupt:
         return 130
-    except (CliError, SettingsError, OSError, ValueError, RuntimeError, LookupError) as exc:
+    except (CliError, SettingsError, KafkaError, OSError, ValueError, RuntimeError, LookupError) as exc:
         print(f"modelguard {args.command}: {exc}", file=sys.stderr)
         return 1 if not isinstance(exc, CliError) else EXIT_USAGE
 

@@ -11,11 +11,20 @@ from libs.bus.headers import event_headers
 from libs.events.codec import SignedEvent
 
 
+async def _start(producer: AIOKafkaProducer) -> None:
+    """Start, or close what was opened and re-raise: an unreachable broker leaves nothing dangling."""
+    try:
+        await producer.start()
+    except BaseException:
+        await producer.stop()
+        raise
+
+
 async def publish_signed(bootstrap: str, events: Sequence[SignedEvent], idempotence: bool = False) -> None:
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, enable_idempotence=idempotence, max_request_size=8 * 1024 * 1024
     )
-    await producer.start()
+    await _start(producer)
     try:
         for signed in events:
             await producer.send_and_wait(
@@ -31,7 +40,7 @@ async def publish_signed(bootstrap: str, events: Sequence[SignedEvent], idempote
 async def publish_raw(bootstrap: str, topic: str, value: bytes, key: bytes | None = None) -> None:
     """Put arbitrary bytes on a topic: how tests feed a service malformed input."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-    await producer.start()
+    await _start(producer)
     try:
         await producer.send_and_wait(topic, value, key=key)
     finally:
