@@ -41,9 +41,11 @@ def submit(settings: Settings, scenario_dir: Path, run_id: str, pull_request: in
     return reported
 
 
-def dead_lettered(bootstrap: str, incident_id: str) -> Callable[[], str | None]:
+def dead_lettered(bootstrap: str, incident_id: str, run_id: str) -> Callable[[], str | None]:
+    """A reason to stop waiting: an event of this run of this incident was refused by a service."""
+
     def reason() -> str | None:
-        letters = [d for d in read_dead_letters(bootstrap) if d.key == incident_id]
+        letters = [d for d in read_dead_letters(bootstrap) if d.key == incident_id and d.run_id() == run_id]
         if not letters:
             return None
         d = letters[0]
@@ -57,5 +59,6 @@ def wait_for_run(settings: Settings, reported: ReportedRun, timeout_s: float) ->
     store = LedgerStore(settings.ledger_url)
     incident = reported.signed.event.meta.incident_id
     state = read_state(settings.home)
-    failure = dead_lettered(state.bootstrap, incident) if state else (lambda: None)
-    return wait_for(store, incident, registry, run_finished(reported.evaluation.run_id), timeout_s, failure=failure)
+    run_id = reported.evaluation.run_id
+    failure = dead_lettered(state.bootstrap, incident, run_id) if state else (lambda: None)
+    return wait_for(store, incident, registry, run_finished(run_id), timeout_s, failure=failure)

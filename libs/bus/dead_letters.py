@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer
@@ -18,6 +20,17 @@ class DeadLetter:
     detail: str
     service: str
     source: str
+    value: bytes = b""
+
+    def run_id(self) -> str | None:
+        """The CI run of the refused event, read without trusting it (it was refused, after all)."""
+        try:
+            envelope = json.loads(self.value)
+            event = json.loads(base64.b64decode(envelope["payload"]))
+            run_id = event["payload"].get("run_id")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return run_id if isinstance(run_id, str) else None
 
 
 async def _read_all(bootstrap: str, timeout_ms: int) -> list[DeadLetter]:
@@ -39,6 +52,7 @@ async def _read_all(bootstrap: str, timeout_ms: int) -> list[DeadLetter]:
                             detail=headers.get(DLQ_DETAIL, ""),
                             service=headers.get(DLQ_SERVICE, "?"),
                             source=headers.get(DLQ_SOURCE, "?"),
+                            value=r.value or b"",
                         )
                     )
     finally:
