@@ -85,8 +85,8 @@ def default_datahub_files() -> tuple[Path, ...]:
 
 
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
-    # the publisher's credentials (GITHUB_TOKEN, DATAHUB_GMS_*) pass through to the services, nothing else
-    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_")
+    # DataHub and GitHub credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*) pass through, nothing else
+    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_")
     env = {k: v for k, v in os.environ.items() if k.startswith(passed)}
     env.update(
         MODELGUARD_HOME=str(settings.home),

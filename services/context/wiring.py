@@ -4,12 +4,13 @@ DataHub's MetadataChangeLog topics through a persistent metadata mirror."""
 from __future__ import annotations
 
 from libs.bus.external_input import ExternalInput
-from libs.bus.runtime import RejectedInput, ServiceDefinition
-from libs.datahub.file_provider import FileContextProvider
+from libs.bus.runtime import RejectedInput, ServiceDefinition, TransientFailure
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.schema_registry import schema_resolver_for
 from libs.datahub.mcp_file import MetadataFileError, load_mcp_file
+from libs.datahub.provider_choice import context_provider_from
+from libs.datahub.sdk_errors import ContextUnavailable
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
@@ -34,7 +35,7 @@ def open_mirror(settings: Settings) -> MetadataMirror:
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    provider = FileContextProvider(settings.datahub_files)
+    provider = context_provider_from(settings)
 
     def handle(signed: SignedEvent) -> list:
         # the request's time, so the same input always yields the same snapshot digest
@@ -43,6 +44,8 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
             return [context_for_regression(signed.event.payload, provider, fetched_at)]
         except MetadataFileError as exc:
             raise RejectedInput("metadata-unreadable", str(exc)) from exc
+        except ContextUnavailable as exc:  # DataHub is away: retry, the regression is not lost
+            raise TransientFailure(str(exc)) from exc
         except ValueError as exc:
             raise RejectedInput("context-unavailable", str(exc)) from exc
 
