@@ -1,0 +1,100 @@
+"""The deployment path of publication: the stack's publisher in live mode, with apply permission, writing over
+HTTP to servers that answer as GitHub and DataHub GMS do. Exactly once across a CI retry, and the tokens it
+was given appear nowhere in what ModelGuard leaves behind."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from libs.settings import load_settings
+from modelguard.stack import stack_down, stack_up
+from modelguard.submit import submit, wait_for_run
+from tests.e2e.conftest import CHURN, RunningStack
+from tests.support.broker import kafka_broker
+from tests.support.fake_datahub_gms import FakeDataHubGms
+from tests.support.fake_github import FakeGitHub
+
+pytestmark = [pytest.mark.e2e, pytest.mark.broker]
+
+GITHUB_TOKEN = "ghp_e2eSecretTokenThatMustNotLeak0001"
+GMS_TOKEN = "dhp_e2eSecretTokenThatMustNotLeak0002"
+REPO = "acme-analytics/churn-model"
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[FakeGitHub, FakeDataHubGms]]:
+    github, gms = FakeGitHub(tokens={GITHUB_TOKEN: "modelguard-bot"}), FakeDataHubGms(token=GMS_TOKEN)
+    with github, gms:
+        yield github, gms
+
+
+@pytest.fixture(scope="module")
+def live_stack(
+    tmp_path_factory: pytest.TempPathFactory, servers: tuple[FakeGitHub, FakeDataHubGms]
+) -> Iterator[RunningStack]:
+    github, gms = servers
+    env = {
+        "MODELGUARD_HOME": str(tmp_path_factory.mktemp("live")),
+        "MODELGUARD_PUBLISH_MODE": "live",
+        "MODELGUARD_PUBLISH_APPLY": "github,datahub",
+        "MODELGUARD_GITHUB_API_URL": github.base_url,
+        "GITHUB_TOKEN": GITHUB_TOKEN,
+        "DATAHUB_GMS_URL": gms.base_url,
+        "DATAHUB_GMS_TOKEN": GMS_TOKEN,
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    settings = load_settings()
+    try:
+        with kafka_broker(settings.home) as bootstrap:
+            state = stack_up(settings, bootstrap)
+            try:
+                yield RunningStack(settings, state, bootstrap)
+            finally:
+                stack_down(settings)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _files_under(root: Path) -> Iterator[Path]:
+    yield from (p for p in root.rglob("*") if p.is_file())
+
+
+def test_live_publication_happens_once_over_http_and_leaks_no_token(
+    live_stack: RunningStack, servers: tuple[FakeGitHub, FakeDataHubGms]
+) -> None:
+    github, gms = servers
+    first = submit(live_stack.settings, CHURN, "live-run-1", 42)
+    events = wait_for_run(live_stack.settings, first, timeout_s=600)
+    published = [e.event.payload for e in events if e.event.meta.event_type == "Published"][-1]
+    assert {c.channel: (c.status, c.dry_run) for c in published.channels} == {
+        "github": ("created", False),
+        "datahub": ("created", False),
+    }
+    incident = first.signed.event.meta.incident_id
+    assert len(github.comments_with(REPO, 42, f"modelguard:incident={incident}")) == 1
+    [run] = github.runs(REPO)
+    assert run["conclusion"] == "action_required" and run["external_id"] == incident
+    incident_urn = f"urn:li:incident:modelguard-{incident.removeprefix('inc-')}"
+    stored = gms.aspect(incident_urn, "incidentInfo")
+    assert stored is not None and len(gms.ingested()) >= 1
+
+    writes_before = len(github.writes()) + len(gms.ingested())
+    retry = submit(live_stack.settings, CHURN, "live-run-2", 42)
+    events = wait_for_run(live_stack.settings, retry, timeout_s=600)
+    published = [e.event.payload for e in events if e.event.meta.event_type == "Published"][-1]
+    assert {c.channel: c.status for c in published.channels} == {"github": "noop", "datahub": "noop"}
+    assert len(github.writes()) + len(gms.ingested()) == writes_before, "a no-op repeat writes nothing"
+    assert len(github.comments_with(REPO, 42, f"modelguard:incident={incident}")) == 1
+
+    for path in _files_under(live_stack.settings.home):  # logs, ledger, artifacts, publications, traces
+        data = path.read_bytes()
+        assert GITHUB_TOKEN.encode() not in data and GMS_TOKEN.encode() not in data, f"a token leaked into {path}"
