@@ -4,19 +4,16 @@ was given appear nowhere in what ModelGuard leaves behind."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from libs.settings import load_settings
-from modelguard.stack import stack_down, stack_up
 from modelguard.submit import submit, wait_for_run
-from tests.e2e.conftest import CHURN, RunningStack
-from tests.support.broker import kafka_broker
+from tests.e2e.conftest import CHURN
 from tests.support.fake_datahub_gms import FakeDataHubGms
 from tests.support.fake_github import FakeGitHub
+from tests.support.running_stack import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
@@ -38,7 +35,6 @@ def live_stack(
 ) -> Iterator[RunningStack]:
     github, gms = servers
     env = {
-        "MODELGUARD_HOME": str(tmp_path_factory.mktemp("live")),
         "MODELGUARD_PUBLISH_MODE": "live",
         "MODELGUARD_PUBLISH_APPLY": "github,datahub",
         "MODELGUARD_GITHUB_API_URL": github.base_url,
@@ -46,22 +42,8 @@ def live_stack(
         "DATAHUB_GMS_URL": gms.base_url,
         "DATAHUB_GMS_TOKEN": GMS_TOKEN,
     }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    settings = load_settings()
-    try:
-        with kafka_broker(settings.home) as bootstrap:
-            state = stack_up(settings, bootstrap)
-            try:
-                yield RunningStack(settings, state, bootstrap)
-            finally:
-                stack_down(settings)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with running_stack(tmp_path_factory.mktemp("live"), env) as running:
+        yield running
 
 
 def _files_under(root: Path) -> Iterator[Path]:

@@ -3,7 +3,6 @@ PostgreSQL, the chain verifying, and the database itself refusing to rewrite his
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import psycopg
@@ -11,36 +10,23 @@ import pytest
 
 from libs.ledger import LedgerStore, verify_incident
 from libs.ledger.schema import REFUSAL
-from libs.settings import load_settings
-from modelguard.stack import stack_down, stack_up
 from modelguard.submit import submit, wait_for_run
-from tests.e2e.conftest import CHURN, RunningStack
-from tests.support.broker import kafka_broker
+from tests.e2e.conftest import CHURN
 from tests.support.postgres import fresh_schema, libpq_url, postgres_server
+from tests.support.running_stack import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker, pytest.mark.postgres]
 
 
 @pytest.fixture(scope="module")
 def pg_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
-    saved = {k: os.environ.get(k) for k in ("MODELGUARD_HOME", "MODELGUARD_LEDGER_URL")}
-    with postgres_server() as server, fresh_schema(server) as url:
-        os.environ["MODELGUARD_HOME"] = str(tmp_path_factory.mktemp("pg"))
-        os.environ["MODELGUARD_LEDGER_URL"] = url
-        settings = load_settings()
-        try:
-            with kafka_broker(settings.home) as bootstrap:
-                state = stack_up(settings, bootstrap)
-                try:
-                    yield RunningStack(settings, state, bootstrap)
-                finally:
-                    stack_down(settings)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    home = tmp_path_factory.mktemp("pg")
+    with (
+        postgres_server() as server,
+        fresh_schema(server) as url,
+        running_stack(home, {"MODELGUARD_LEDGER_URL": url}) as running,
+    ):
+        yield running
 
 
 def test_the_pipeline_appends_to_postgresql_which_refuses_rewrites(pg_stack: RunningStack) -> None:

@@ -9,7 +9,6 @@ as published; an attestation of the logged RepairValidated verifies offline and 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from modelguard.incident_log import incident_events, run_finished, wait_for
 from modelguard.stack import SCENARIOS, SERVICES, stack_down, stack_up
 from modelguard.submit import submit
 from tests.support.broker import kafka_broker
+from tests.support.running_stack import environment
 
 pytestmark = [pytest.mark.broker, pytest.mark.e2e]
 
@@ -62,10 +62,8 @@ def _validated(events: list[SignedEvent]) -> bool:
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuditedStack]:
     home: Path = tmp_path_factory.mktemp("audit")
-    previous = os.environ.get("MODELGUARD_HOME")
-    os.environ["MODELGUARD_HOME"] = str(home)
-    settings = load_settings()
-    try:
+    with environment({"MODELGUARD_HOME": str(home)}):
+        settings = load_settings()
         with kafka_broker(home / "first-broker") as first:
             stack_up(settings, first, services=WITHOUT_PUBLISHER)
             try:
@@ -81,11 +79,6 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuditedStack]:
                 yield AuditedStack(settings, incident, broker_was_lost=second != first)
             finally:
                 stack_down(settings)
-    finally:
-        if previous is None:
-            os.environ.pop("MODELGUARD_HOME", None)
-        else:
-            os.environ["MODELGUARD_HOME"] = previous
 
 
 def test_republish_resends_the_last_event_and_the_pipeline_finishes_the_incident_once(

@@ -4,7 +4,6 @@ service keeps consuming and handles the next good event."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -14,12 +13,11 @@ from contracts.registry import DEAD_LETTER_TOPIC, contract_for
 from libs.bus.producer import publish_raw, publish_signed
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import envelope_bytes, open_envelope, seal
-from libs.settings import Settings, load_settings
+from libs.settings import Settings
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import KeyRegistry, generate_key, load_private_key
-from modelguard.stack import stack_down, stack_up
-from tests.support.broker import kafka_broker
 from tests.support.kafka_reader import read_topic
+from tests.support.running_stack import running_stack
 from tests.support.sample_events import reported
 
 pytestmark = pytest.mark.broker
@@ -27,16 +25,8 @@ pytestmark = pytest.mark.broker
 
 @pytest.fixture(scope="module")
 def detector_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, str]]:
-    home = tmp_path_factory.mktemp("stack")
-    os.environ["MODELGUARD_HOME"] = str(home)
-    settings = load_settings()
-    with kafka_broker(home) as bootstrap:
-        stack_up(settings, bootstrap, services=("detector",))
-        try:
-            yield settings, bootstrap
-        finally:
-            stack_down(settings)
-            os.environ.pop("MODELGUARD_HOME", None)
+    with running_stack(tmp_path_factory.mktemp("stack"), services=("detector",)) as running:
+        yield running.settings, running.bootstrap
 
 
 class _RegisteredKeys:
