@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from contracts.common import ArtifactRef
 from contracts.events.diagnosis import DiagnosisCompleted
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
-from libs.bus.runtime import RejectedInput, ServiceDefinition
+from libs.artifacts.store import LocalArtifactStore
+from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
-from libs.policy import PolicyError, parse_policy
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
-from libs.workspace.materialize import materialized_workspace
-from libs.workspace.snapshot import UnsafeSnapshot
+from libs.workspace.incident_workspace import incident_workspace
 from services.repairer.events import repair_event, withheld_after_abstention
 from services.repairer.handler import propose_repair
 
@@ -30,14 +28,10 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         if signed.event.meta.event_type == "DiagnosisAbstained":
             return [withheld_after_abstention(signed.event.payload)]
         diagnosed: DiagnosisCompleted = signed.event.payload
-        try:
-            policy = parse_policy(artifacts.get(diagnosed.policy.artifact), diagnosed.policy.name)
-            with materialized_workspace(artifacts, diagnosed.workspace, scratch) as workspace:
-                outcome = propose_repair(
-                    diagnosed, workspace.candidate, policy.repair.model_dump(), policy.workspace.model_dump()
-                )
-        except (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError) as exc:
-            raise RejectedInput("inputs-unavailable", str(exc)) from exc
+        with incident_workspace(artifacts, diagnosed, scratch) as (policy, workspace):
+            outcome = propose_repair(
+                diagnosed, workspace.candidate, policy.repair.model_dump(), policy.workspace.model_dump()
+            )
         return [repair_event(diagnosed, outcome, store_patch)]
 
     consumes = ("DiagnosisCompleted", "DiagnosisAbstained")

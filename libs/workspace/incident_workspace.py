@@ -1,0 +1,32 @@
+"""What a phase after detection needs from an incident's artifacts: its policy and a private workspace copy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from contracts.common import IncidentState
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
+from libs.bus.runtime import RejectedInput
+from libs.policy import ModelPolicy, PolicyError, parse_policy
+from libs.workspace.materialize import MaterializedWorkspace, materialized_workspace
+from libs.workspace.snapshot import UnsafeSnapshot
+
+UNAVAILABLE = (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError, UnicodeDecodeError)
+
+
+@contextmanager
+def incident_workspace(
+    artifacts: LocalArtifactStore, state: IncidentState, scratch: Path
+) -> Iterator[tuple[ModelPolicy, MaterializedWorkspace]]:
+    """The incident's policy (by digest) and both trees plus data, extracted for the block and removed after.
+
+    Missing, corrupted or unsafe inputs reject the event (dead-lettered with the reason `inputs-unavailable`).
+    """
+    try:
+        policy = parse_policy(artifacts.get(state.policy.artifact), state.policy.name)
+        with materialized_workspace(artifacts, state.workspace, scratch) as workspace:
+            yield policy, workspace
+    except UNAVAILABLE as exc:
+        raise RejectedInput("inputs-unavailable", str(exc)) from exc
