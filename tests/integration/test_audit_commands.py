@@ -18,14 +18,14 @@ import pytest
 from libs.attestation import attest_publication
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_incident
-from libs.settings import Settings, load_settings
+from libs.settings import load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from modelguard.cli import main
 from modelguard.incident_log import incident_events, run_finished, wait_for
 from modelguard.stack import SCENARIOS, SERVICES, stack_down, stack_up
 from modelguard.submit import submit
 from tests.support.broker import kafka_broker
-from tests.support.running_stack import environment
+from tests.support.running_stack import StackHome, environment
 
 pytestmark = [pytest.mark.broker, pytest.mark.e2e]
 
@@ -35,18 +35,9 @@ WITHOUT_PUBLISHER = tuple(s for s in SERVICES if s != "publisher")
 
 
 @dataclass
-class AuditedStack:
-    settings: Settings
+class AuditedStack(StackHome):
     incident_id: str
     broker_was_lost: bool
-
-    @property
-    def registry(self) -> KeyRegistry:
-        return KeyRegistry.load(self.settings.key_registry_path)
-
-    @property
-    def ledger(self) -> LedgerStore:
-        return LedgerStore(self.settings.ledger_url)
 
     def events(self) -> list[SignedEvent]:
         return incident_events(self.ledger, self.incident_id, self.registry)

@@ -16,10 +16,10 @@ from tests.support.broker import kafka_broker
 
 
 @dataclass
-class RunningStack:
+class StackHome:
+    """The keys and the ledger a stack's settings point at."""
+
     settings: Settings
-    state: StackState
-    bootstrap: str
 
     @property
     def registry(self) -> KeyRegistry:
@@ -28,6 +28,12 @@ class RunningStack:
     @property
     def ledger(self) -> LedgerStore:
         return LedgerStore(self.settings.ledger_url)
+
+
+@dataclass
+class RunningStack(StackHome):
+    state: StackState
+    bootstrap: str
 
 
 @contextmanager

@@ -8,18 +8,9 @@ import pytest
 
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcp_file import load_mcp_file
+from tests.unit.datahub.datahub_test_inputs import GOLDEN_FILES
 from tests.unit.mcl.mcl_test_inputs import golden
 
-GOLDEN_FILES = (
-    "airflow_v2_athena_operator.json",
-    "feast_repository_mces_golden.json",
-    "ge_mcps_golden.json",
-    "iceberg_profile_mcps_golden.json",
-    "mlflow_mcps_golden.json",
-    "sagemaker_mces_golden.json",
-    "sql-queries_lazy-schema-loading.json",
-    "vertexai_mcps_golden.json",
-)
 SAGEMAKER_INPUT = "urn:li:dataset:(urn:li:dataPlatform:s3,training-job/input-dataset.tar_gz,PROD)"
 
 
