@@ -1,95 +1,60 @@
-"""The patch guard: what a proposed repair may change, decided from the diff text itself.
+"""The repairer's view of the patch guard (``libs/patch_guard``): a strategy's patch in, a verdict out.
 
-The policy's ``repair`` section sets the permitted strategies, the allowed paths, the protected paths and
-the size limits. On top of it some paths are always protected, whatever the policy says: the tests and
-the commands that judge a repair (the evaluation entry point and test targets named in the workspace
-spec), build hooks and dependency files, CI configuration, and ModelGuard's own code and policy.
+``repair_policy`` is the policy's ``repair`` section. In a bundle's effective policy it *is* the central
+section (``permitted_paths``, ``protected_paths``, ``file_types``...), stored by digest with the incident,
+and the workspace's ``repair_paths`` narrow it. In a model policy of the older shape (``allowed_paths``,
+``protected_paths``, limits) it is the workspace's narrowing, and the central section is read from
+``policy/central.yaml``. Either way the workspace's evaluation entry point and test targets are protected.
+
+The verdict keeps the repairer's rule names (``path_protected``, ``unsafe_token``...) for its events.
+Without ``workspace`` the guard judges the hunks alone; give it the candidate tree to judge whole files.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, ConfigDict, ValidationError, computed_field
 
-from services.repairer.path_globs import matches_any
-from services.repairer.unified_diff import FilePatch, MalformedDiff, parse_unified_diff
-
-PERMITTED_SUFFIXES = frozenset({".py"})
-
-ALWAYS_PROTECTED: tuple[str, ...] = (
-    # tests and test configuration
-    "tests/**",
-    "**/tests/**",
-    "test/**",
-    "**/test_*.py",
-    "**/*_test.py",
-    "**/conftest.py",
-    # build hooks and dependency files
-    "**/setup.py",
-    "**/setup.cfg",
-    "**/pyproject.toml",
-    "**/requirements*.txt",
-    "**/requirements/**",
-    "**/Pipfile",
-    "**/Pipfile.lock",
-    "**/poetry.lock",
-    "**/tox.ini",
-    "**/noxfile.py",
-    "**/Makefile",
-    "**/Dockerfile",
-    "**/sitecustomize.py",
-    "**/usercustomize.py",
-    "**/*.pth",
-    "**/*.sh",
-    # CI configuration and repository plumbing
-    ".github/**",
-    ".ci/**",
-    ".circleci/**",
-    ".gitlab-ci.yml",
-    ".pre-commit-config.yaml",
-    ".git/**",
-    "scripts/**",
-    # ModelGuard's own code and policy
-    "**/policy.yaml",
-    "modelguard/**",
-    ".modelguard/**",
+from libs.patch_guard.guard import GuardRequest
+from libs.patch_guard.guard import check_patch as run_guard
+from libs.patch_guard.policy import (
+    CentralRepairPolicy,
+    EffectivePolicy,
+    GuardPolicyError,
+    effective_policy,
+    load_central_policy,
+)
+from libs.patch_guard.report import GuardReport
+from libs.patch_guard.workspace_config import (
+    WorkspaceConfigError,
+    command_protected_paths,
+    workspace_config_from_document,
 )
 
-UNSAFE_TOKENS: dict[str, re.Pattern[str]] = {
-    "subprocess": re.compile(r"\bsubprocess\b"),
-    "os process or file call": re.compile(
-        r"\bos\s*\.\s*(system|popen|exec\w*|spawn\w*|fork|kill|remove|unlink|rmdir|removedirs|rename|"
-        r"replace|chmod|chown|putenv|environ)\b"
-    ),
-    "eval": re.compile(r"\beval\s*\("),
-    "exec": re.compile(r"\bexec\s*\("),
-    "compile": re.compile(r"\bcompile\s*\("),
-    "dynamic import": re.compile(r"__import__|\bimportlib\b"),
-    "socket": re.compile(r"\bsocket\b"),
-    "network client": re.compile(r"\b(urllib|requests|httpx|http\.client|ftplib|smtplib|aiohttp)\b"),
-    "open for write": re.compile(r"\bopen\s*\(.*?(?:,\s*|mode\s*=\s*)['\"][^'\"]*[wax+][^'\"]*['\"]"),
-    "file write": re.compile(r"\.\s*(write_text|write_bytes|unlink|rmdir|rename|replace|chmod|touch)\s*\("),
-    "shutil": re.compile(r"\bshutil\b"),
-    "deserialisation": re.compile(r"\b(pickle|marshal|shelve|dill)\b"),
-    "ctypes": re.compile(r"\bctypes\b"),
-    "interpreter state": re.compile(r"\b(globals|setattr|delattr)\s*\(|\bsys\s*\.\s*(modules|path)\b|\bbuiltins\b"),
+RULE_OF_CHECK = {
+    "patch_readable": "malformed_patch",
+    "diff_parses": "malformed_patch",
+    "not_empty": "empty_patch",
+    "no_binary": "binary_patch",
+    "no_symlinks": "symbolic_link",
+    "paths_inside_workspace": "path_outside_workspace",
+    "file_operations": "file_created_deleted_or_renamed",
+    "file_types": "file_type_not_permitted",
+    "permitted_paths": "path_not_allowed",
+    "protected_paths": "path_protected",
+    "max_files": "too_many_files",
+    "max_changed_lines": "too_many_changed_lines",
+    "strategy_permitted": "strategy_not_permitted",
+    "declared_files": "declared_files_mismatch",
+    "no_hidden_text": "hidden_text",
+    "applies_cleanly": "patch_does_not_apply",
+    "python_syntax": "syntax_error",
+    "forbidden_constructs": "unsafe_token",
 }
-
-
-class RepairLimits(BaseModel):
-    """The policy's ``repair`` section."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    strategies: tuple[str, ...]
-    allowed_paths: tuple[str, ...]
-    max_files: int
-    max_changed_lines: int
-    protected_paths: tuple[str, ...] = ()
+"""The guard's check names in the repairer's rule vocabulary (``unsafe_token`` is now an AST finding)."""
 
 
 class ProposedPatch(BaseModel):
@@ -125,115 +90,55 @@ class GuardVerdict(BaseModel):
 
 
 def check_patch(
-    patch: ProposedPatch, repair_policy: Mapping[str, Any], workspace_spec: Mapping[str, Any] | None = None
+    patch: ProposedPatch,
+    repair_policy: Mapping[str, Any],
+    workspace_spec: Mapping[str, Any] | None = None,
+    workspace: Path | None = None,
 ) -> GuardVerdict:
     """Every rule the patch breaks; ``allowed`` only when it breaks none."""
-    limits = RepairLimits.model_validate(repair_policy)
-    violations: list[GuardViolation] = []
-    if patch.strategy not in limits.strategies:
-        violations.append(
-            GuardViolation(rule="strategy_not_permitted", detail=f"{patch.strategy!r} is not in {limits.strategies}")
-        )
     try:
-        files = parse_unified_diff(patch.unified_diff)
-    except MalformedDiff as error:
-        violations.append(GuardViolation(rule="malformed_patch", detail=str(error)))
-        return _verdict(violations, [])
-    if not files:
-        violations.append(GuardViolation(rule="empty_patch", detail="the patch changes no file"))
-    violations.extend(_size_violations(files, limits))
-    declared = sorted(set(patch.files))
-    if declared and declared != sorted({file.path for file in files}):
-        violations.append(
-            GuardViolation(rule="declared_files_mismatch", detail=f"declared {declared}, diff changes {_paths(files)}")
-        )
-    protected = (*ALWAYS_PROTECTED, *limits.protected_paths, *spec_protected_paths(workspace_spec or {}))
-    for file in files:
-        violations.extend(_file_violations(file, limits, protected))
-    return _verdict(violations, files)
+        policy = guard_policy(repair_policy, workspace_spec or {})
+    except (GuardPolicyError, WorkspaceConfigError) as error:
+        violation = GuardViolation(rule="policy_unreadable", detail=str(error))
+        return GuardVerdict(allowed=False, violations=(violation,), files=(), added_lines=0, removed_lines=0)
+    request = GuardRequest(
+        patch=patch.unified_diff,
+        policy=policy,
+        workspace=workspace,
+        strategy=patch.strategy,
+        declared_files=patch.files or None,
+    )
+    return verdict_of(run_guard(request))
+
+
+def guard_policy(repair_policy: Mapping[str, Any], workspace_spec: Mapping[str, Any]) -> EffectivePolicy:
+    """The effective guard policy for a repair section and a workspace spec (see the module docstring)."""
+    if "permitted_paths" in repair_policy:
+        try:
+            central = CentralRepairPolicy.model_validate(dict(repair_policy))
+        except ValidationError as error:
+            raise GuardPolicyError(f"repair policy: {error.errors()[0]['msg']}") from error
+        narrowing = workspace_config_from_document({"workspace": dict(workspace_spec)}, "workspace config")
+        return effective_policy(central, narrowing)
+    document = {"repair": dict(repair_policy), "workspace": dict(workspace_spec)}
+    return effective_policy(load_central_policy(), workspace_config_from_document(document, "repair policy"))
 
 
 def spec_protected_paths(workspace_spec: Mapping[str, Any]) -> list[str]:
     """The evaluation entry point and the test targets named by the workspace's own commands."""
-    protected: list[str] = []
-    evaluate = [str(arg) for arg in workspace_spec.get("evaluate") or []]
-    protected.extend(_entry_point_globs(evaluate))
-    tests = [str(arg) for arg in workspace_spec.get("tests") or []]
-    for argument in tests[1:]:
-        if argument.startswith("-") or "{" in argument or argument in ("pytest", "unittest"):
-            continue
-        target = argument.rstrip("/")
-        protected.extend([target, f"{target}/**"])
-    return protected
+    return command_protected_paths(workspace_spec.get("evaluate") or [], workspace_spec.get("tests") or [])
 
 
-def _entry_point_globs(argv: Sequence[str]) -> list[str]:
-    arguments = list(argv)[1:]
-    for index, argument in enumerate(arguments):
-        if argument == "-m" and index + 1 < len(arguments):
-            module = PurePosixPath(*arguments[index + 1].split("."))
-            return [module.with_suffix(".py").as_posix(), f"{module.as_posix()}/**"]
-        if argument.endswith(".py"):
-            return [argument]
-    return []
-
-
-def _size_violations(files: list[FilePatch], limits: RepairLimits) -> list[GuardViolation]:
-    violations = []
-    if len(files) > limits.max_files:
-        violations.append(
-            GuardViolation(rule="too_many_files", detail=f"{len(files)} files changed, at most {limits.max_files}")
-        )
-    changed = sum(len(file.added) + len(file.removed) for file in files)
-    if changed > limits.max_changed_lines:
-        violations.append(
-            GuardViolation(
-                rule="too_many_changed_lines",
-                detail=f"{changed} lines changed, at most {limits.max_changed_lines}",
-            )
-        )
-    return violations
-
-
-def _file_violations(file: FilePatch, limits: RepairLimits, protected: Sequence[str]) -> list[GuardViolation]:
-    violations = []
-    for path in dict.fromkeys(path for path in (file.old_path, file.new_path) if path is not None):
-        pure = PurePosixPath(path)
-        if pure.is_absolute() or ".." in pure.parts or "\\" in path:
-            violations.append(GuardViolation(rule="path_outside_workspace", detail="not a workspace path", path=path))
-            continue
-        if pure.suffix not in PERMITTED_SUFFIXES:
-            violations.append(
-                GuardViolation(rule="file_type_not_permitted", detail=f"only {sorted(PERMITTED_SUFFIXES)}", path=path)
-            )
-        if matches_any(path, limits.allowed_paths) is None:
-            violations.append(
-                GuardViolation(rule="path_not_allowed", detail=f"outside {list(limits.allowed_paths)}", path=path)
-            )
-        if (pattern := matches_any(path, protected)) is not None:
-            violations.append(GuardViolation(rule="path_protected", detail=f"protected by {pattern!r}", path=path))
-    if file.old_path is None or file.new_path is None or file.old_path != file.new_path:
-        violations.append(
-            GuardViolation(rule="file_created_deleted_or_renamed", detail="only edits in place", path=file.path)
-        )
-    for line in file.added:
-        for name, pattern in UNSAFE_TOKENS.items():
-            if pattern.search(line):
-                violations.append(
-                    GuardViolation(rule="unsafe_token", detail=f"{name}: {line.strip()[:120]}", path=file.path)
-                )
-    return violations
-
-
-def _verdict(violations: list[GuardViolation], files: list[FilePatch]) -> GuardVerdict:
-    return GuardVerdict(
-        allowed=not violations,
-        violations=tuple(violations),
-        files=tuple(_paths(files)),
-        added_lines=sum(len(file.added) for file in files),
-        removed_lines=sum(len(file.removed) for file in files),
+def verdict_of(report: GuardReport) -> GuardVerdict:
+    violations = tuple(
+        GuardViolation(rule=RULE_OF_CHECK[check.name], detail=finding.detail, path=finding.path)
+        for check in report.failed()
+        for finding in check.findings or ()
     )
-
-
-def _paths(files: list[FilePatch]) -> list[str]:
-    return sorted({file.path for file in files})
+    return GuardVerdict(
+        allowed=report.accepted,
+        violations=violations,
+        files=report.files,
+        added_lines=report.added_lines,
+        removed_lines=report.removed_lines,
+    )

@@ -1,44 +1,7 @@
-"""Glob matching on relative POSIX paths, with ``**`` for any number of folders.
-
-``*`` and ``?`` never cross a ``/`` (unlike :func:`fnmatch.fnmatch`), so ``churn_model/*.py`` does not
-match ``churn_model/sub/x.py``; ``**/`` also matches no folder at all, so ``**/conftest.py`` matches a
-top-level ``conftest.py``; a trailing ``/**`` matches everything below the folder.
-"""
+"""Glob matching on relative POSIX paths; the implementation is the patch guard's (``libs/patch_guard``)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-from functools import lru_cache
+from libs.patch_guard.globs import matches_any, matches_glob
 
-
-def matches_any(path: str, patterns: Iterable[str]) -> str | None:
-    """The first pattern that matches ``path``, or None."""
-    return next((pattern for pattern in patterns if matches_glob(path, pattern)), None)
-
-
-def matches_glob(path: str, pattern: str) -> bool:
-    return _compiled(pattern).fullmatch(path) is not None
-
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    parts: list[str] = []
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            parts.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            parts.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            parts.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            parts.append("[^/]")
-            index += 1
-        else:
-            parts.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(parts))
+__all__ = ["matches_any", "matches_glob"]

@@ -1,0 +1,14 @@
+"""The patch guard: what a proposed repair may change, decided from the patch and the workspace.
+
+Shared by the repairer, the validator and ``modelguard guard`` (services never import each other). Import
+the submodules directly; this package imports nothing on its own:
+
+- :mod:`.guard` runs every check (:func:`~libs.patch_guard.guard.check_patch`) into a
+  :class:`~libs.patch_guard.report.GuardReport`;
+- :mod:`.policy` reads the central policy's ``repair:`` section and narrows it by a workspace's config
+  (:mod:`.workspace_config`);
+- :mod:`.diff_parse` reads unified and git diffs exactly as ``git apply`` does (:mod:`.diff_headers`);
+- :mod:`.ast_rules` finds forbidden constructs on the syntax tree (:mod:`.constructs`,
+  :mod:`.name_resolution`), :mod:`.fragments` when only the hunks are known;
+- :mod:`.paths`, :mod:`.globs`, :mod:`.text_rules`, :mod:`.hunk_apply`, :mod:`.file_images` are the pieces.
+"""

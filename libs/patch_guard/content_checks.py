@@ -1,0 +1,128 @@
+"""Checks on what a patch writes: hidden characters, whether it applies, whether the Python still parses,
+and which forbidden constructs it adds (on the syntax tree, see :mod:`libs.patch_guard.ast_rules`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection
+from pathlib import PurePosixPath
+
+from libs.patch_guard.ast_rules import ConstructFinding, forbidden_constructs, new_constructs
+from libs.patch_guard.constructs import Category
+from libs.patch_guard.diff_parse import FileChange
+from libs.patch_guard.file_images import FileImage
+from libs.patch_guard.fragments import scan_lines
+from libs.patch_guard.hunk_apply import split_lines
+from libs.patch_guard.report import CheckResult, Finding, judged, skipped
+from libs.patch_guard.text_rules import foreign_coding, hidden_characters
+
+PYTHON_SUFFIXES = frozenset({".py", ".pyw", ".pyi"})
+CODING_LINES = (1, 2)
+
+
+def is_python(path: str) -> bool:
+    return PurePosixPath(path).suffix in PYTHON_SUFFIXES
+
+
+def check_no_hidden_text(changes: list[FileChange], images: list[FileImage]) -> CheckResult:
+    findings = []
+    for change in changes:
+        for hunk in change.hunks:
+            for number, text in hunk.numbered("+"):
+                for hidden in hidden_characters(text, first_line_of_file=number == 1):
+                    findings.append(Finding(detail=hidden, path=change.path, line=number))
+    for image in images:
+        if is_python(image.path):
+            findings.extend(_foreign_codings(image))
+    return judged("no_hidden_text", findings, "no hidden characters or foreign encodings", "hidden text")
+
+
+def _foreign_codings(image: FileImage) -> list[Finding]:
+    if image.known and image.after is not None:
+        head = list(enumerate(split_lines(image.after)[: len(CODING_LINES)], start=1))
+    else:
+        head = [(n, text) for hunk in image.change.hunks for n, text in hunk.numbered(" +") if n in CODING_LINES]
+    return [
+        Finding(
+            detail=f"coding declaration {coding!r}: only UTF-8 is read the same by every tool", path=image.path, line=n
+        )
+        for n, text in head
+        if (coding := foreign_coding(text)) is not None
+    ]
+
+
+def check_applies_cleanly(images: list[FileImage], workspace_given: bool) -> CheckResult:
+    if not workspace_given:
+        return skipped("applies_cleanly", "no workspace given")
+    findings = [Finding(detail=image.problem, path=image.path) for image in images if image.problem]
+    return judged("applies_cleanly", findings, "every hunk matches the workspace", "does not apply")
+
+
+def check_python_syntax(images: list[FileImage]) -> CheckResult:
+    python = [image for image in images if is_python(image.path) and image.after is not None]
+    known = [image for image in python if image.known]
+    if not known:
+        reason = "no whole Python file to parse" + (" (judged by hunks)" if python else "")
+        return skipped("python_syntax", reason)
+    findings = []
+    for image in known:
+        assert image.after is not None
+        try:
+            ast.parse(image.after.encode("utf-8"), filename=image.path)
+        except SyntaxError as error:
+            findings.append(Finding(detail=f"syntax error: {error.msg}", path=image.path, line=error.lineno))
+        except ValueError as error:
+            findings.append(Finding(detail=str(error), path=image.path))
+    return judged("python_syntax", findings, f"{len(known)} Python file(s) parse", "does not parse")
+
+
+def check_forbidden_constructs(images: list[FileImage], categories: Collection[Category]) -> CheckResult:
+    findings: list[Finding] = []
+    partial = False
+    for image in images:
+        if not is_python(image.path) or image.change.operation == "delete":
+            continue
+        whole = _whole_file_constructs(image, categories)
+        if whole is None:
+            partial = True
+            findings.extend(_hunk_constructs(image, categories))
+        else:
+            findings.extend(_finding(image.path, construct) for construct in whole)
+    ok = "no new forbidden construct" + (" (hunks only: no whole file known)" if partial else "")
+    return judged("forbidden_constructs", findings, ok, "forbidden construct")
+
+
+def _whole_file_constructs(image: FileImage, categories: Collection[Category]) -> list[ConstructFinding] | None:
+    """New constructs of the whole file after the patch, or None when it is not known or does not parse."""
+    if not image.known or image.after is None:
+        return None
+    after = _tree(image.after)
+    if after is None:
+        return None
+    before = _tree(image.before or "")
+    before_constructs = forbidden_constructs(before, categories) if before is not None else []
+    return new_constructs(before_constructs, forbidden_constructs(after, categories))
+
+
+def _hunk_constructs(image: FileImage, categories: Collection[Category]) -> list[Finding]:
+    added = scan_lines([pair for hunk in image.change.hunks for pair in hunk.numbered("+")], categories)
+    removed = scan_lines([pair for hunk in image.change.hunks for pair in hunk.numbered("-")], categories)
+    findings = [
+        _finding(image.path, construct) for construct in new_constructs(list(removed.findings), list(added.findings))
+    ]
+    findings.extend(
+        Finding(detail=f"cannot be checked: {line.reason}", path=image.path, line=line.line)
+        for line in added.unverifiable
+    )
+    return findings
+
+
+def _tree(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text.encode("utf-8"))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _finding(path: str, construct: ConstructFinding) -> Finding:
+    return Finding(detail=f"{construct.category}: {construct.description}", path=path, line=construct.line)

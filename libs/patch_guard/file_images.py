@@ -1,0 +1,87 @@
+"""Each patched file before and after the patch, as text, when the workspace lets the guard know it.
+
+A file is read only when its path is plain and no component of it is a symbolic link, so reading never
+leaves the workspace. Without a workspace only created files are known whole; the others are judged by
+their hunks (see :mod:`libs.patch_guard.fragments`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from libs.patch_guard.diff_parse import FileChange
+from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks, created_text
+from libs.patch_guard.paths import path_shape_problem, symlink_on_path
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+class FileImage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    change: FileChange
+    before: str | None = None
+    after: str | None = None
+    known: bool = False
+    """``before`` and ``after`` are the whole file (``after`` is None for a deletion)."""
+    problem: str | None = None
+    """Why the patch does not apply to the workspace."""
+
+
+def file_images(changes: list[FileChange], workspace: Path | None) -> list[FileImage]:
+    return [_image(change, workspace) for change in changes if not change.binary]
+
+
+def _image(change: FileChange, workspace: Path | None) -> FileImage:
+    path = change.path
+    if change.operation == "create":
+        after = created_text(change.hunks)
+        if workspace is not None and (problem := _absent(workspace, path)):
+            return FileImage(path=path, change=change, before="", after=after, known=True, problem=problem)
+        return FileImage(path=path, change=change, before="", after=after, known=True)
+    if workspace is None or change.old_path is None:
+        return FileImage(path=path, change=change)
+    before = _read(workspace, change.old_path)
+    if isinstance(before, _Unreadable):
+        return FileImage(path=path, change=change, problem=before.reason)
+    if change.operation == "delete":
+        return FileImage(path=path, change=change, before=before, known=True)
+    try:
+        after = apply_hunks(before, change.hunks)
+    except HunkMismatch as error:
+        return FileImage(path=path, change=change, before=before, problem=str(error))
+    return FileImage(path=path, change=change, before=before, after=after, known=True)
+
+
+class _Unreadable(BaseModel):
+    reason: str
+
+
+def _read(workspace: Path, path: str) -> str | _Unreadable:
+    if path_shape_problem(path):
+        return _Unreadable(reason="not read: not a plain path inside the workspace")
+    if symlink_on_path(workspace, path):
+        return _Unreadable(reason="not read: a symbolic link is on the path")
+    file = workspace / path
+    if not file.is_file():
+        return _Unreadable(reason="no such file in the workspace")
+    if file.stat().st_size > MAX_FILE_BYTES:
+        return _Unreadable(reason=f"larger than {MAX_FILE_BYTES} bytes")
+    try:
+        return file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return _Unreadable(reason="the workspace file is not UTF-8 text")
+    except OSError as error:
+        return _Unreadable(reason=f"unreadable: {error.strerror or error}")
+
+
+def _absent(workspace: Path, path: str) -> str | None:
+    if path_shape_problem(path):
+        return None
+    target = workspace / path
+    if target.exists() or target.is_symlink():
+        return "the file to create already exists in the workspace"
+    return None

@@ -1,0 +1,97 @@
+"""The guard as a whole: its report, the hunks-only mode without a workspace, and the repairer's view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from libs.patch_guard.guard import GuardRequest, check_patch
+from libs.patch_guard.policy import DEFAULT_CENTRAL_POLICY, effective_policy, load_central_policy
+from libs.patch_guard.report import CHECK_NAMES, human_lines
+from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from services.repairer.patch_guard import ProposedPatch, guard_policy
+from services.repairer.patch_guard import check_patch as repairer_check_patch
+from services.repairer.unified_diff import render_unified_diff
+from tests.unit.patch_guard.model_workspace import CONFIG, FEATURES
+
+CENTRAL = load_central_policy(DEFAULT_CENTRAL_POLICY)
+POLICY = effective_policy(CENTRAL, CONFIG)
+GUARDED = FEATURES.replace(
+    '    """Average spend per month of account life."""\n',
+    '    """Average spend per month of account life."""\n    if months <= 0:\n        return 0.0\n',
+)
+
+
+def diff(after: str, before: str = FEATURES, path: str = "pkg/features.py") -> str:
+    return render_unified_diff(path, before, after)
+
+
+def test_without_a_workspace_the_hunks_are_judged() -> None:
+    report = check_patch(GuardRequest(patch=diff(GUARDED), policy=POLICY))
+    assert report.accepted
+    assert report.check("applies_cleanly").status == "skipped"
+    assert "hunks only" in report.check("forbidden_constructs").reason
+
+
+def test_without_a_workspace_a_forbidden_call_is_still_refused() -> None:
+    patched = GUARDED.replace("        return 0.0\n", "        return 0.0\n    o.system('id')\n")
+    report = check_patch(GuardRequest(patch=diff(patched), policy=POLICY))
+    assert [check.name for check in report.failed()] == ["forbidden_constructs"]
+
+
+def test_the_human_report_has_one_line_per_check_and_the_decision() -> None:
+    report = check_patch(GuardRequest(patch=diff(GUARDED, path="tests/test_x.py"), policy=POLICY))
+    lines = human_lines(report)
+    assert len(lines) == len(CHECK_NAMES) + 1
+    assert "FAIL protected_paths: protected path: tests/test_x.py: protected by 'tests/**'" in lines
+    assert lines[-1].startswith("REFUSED: ") and "protected_paths" in lines[-1]
+
+
+def test_an_oversized_or_binary_payload_is_not_read() -> None:
+    small = effective_policy(CENTRAL.model_copy(update={"max_patch_bytes": 100}), WorkspaceRepairConfig())
+    assert check_patch(GuardRequest(patch=diff(GUARDED), policy=small)).failed()[0].name == "patch_readable"
+    report = check_patch(GuardRequest(patch=b"--- a/x.py\n+++ b/x.py\n\x00", policy=POLICY))
+    assert [check.name for check in report.failed()] == ["patch_readable"]
+    assert all(check.status == "skipped" for check in report.checks[1:])
+
+
+def test_the_repairer_reads_a_bundle_policy_whose_repair_section_is_the_central_one(tmp_path: Path) -> None:
+    """In a bundle's effective policy the repair section is the central one; repair_paths narrow it."""
+    repair_section = CENTRAL.model_dump(mode="json")
+    spec = {"evaluate": ["python", "-m", "pkg.features"], "repair_paths": ["pkg/*.py"]}
+    policy = guard_policy(repair_section, spec)
+    assert policy.unpermitted_scope("pkg/features.py") is None
+    assert policy.protecting_pattern("pkg/features.py") == "pkg/features.py"  # the evaluate entry point
+    assert policy.unpermitted_scope("tools/x.py") == ("pkg/*.py",)
+
+    ok = repairer_check_patch(
+        ProposedPatch(strategy="guarded_division", unified_diff=diff(GUARDED), files=("pkg/features.py",)),
+        repair_section,
+        {"evaluate": ["python", "evaluate.py"], "repair_paths": ["pkg/*.py"]},
+    )
+    assert ok.allowed and ok.changed_lines == 2
+    refused = repairer_check_patch(
+        ProposedPatch(strategy="rewrite_everything", unified_diff=diff(GUARDED)),
+        repair_section,
+        {"repair_paths": ["other/*.py"]},
+    )
+    assert {violation.rule for violation in refused.violations} == {"strategy_not_permitted", "path_not_allowed"}
+
+
+def test_the_repairer_judges_whole_files_when_given_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "features.py").write_text(FEATURES, encoding="utf-8")
+    patched = GUARDED.replace('    return o.path.join("cache", "features")\n', '    return o.popen("id").read()\n')
+    patch = ProposedPatch(strategy="guarded_division", unified_diff=diff(patched))
+    verdict = repairer_check_patch(patch, {"allowed_paths": ["pkg/*.py"]}, {}, workspace=tmp_path)
+    assert [(violation.rule, violation.detail) for violation in verdict.violations] == [
+        ("unsafe_token", "process: os.popen")
+    ]
+
+
+def test_an_unreadable_policy_refuses(tmp_path: Path) -> None:
+    verdict = repairer_check_patch(
+        ProposedPatch(strategy="guarded_division", unified_diff=diff(GUARDED)),
+        {"permitted_paths": ["**"], "file_types": "not a list"},
+        {},
+    )
+    assert not verdict.allowed and verdict.violations[0].rule == "policy_unreadable"

@@ -1,0 +1,139 @@
+"""The central policy's repair section, and a workspace's config that can only narrow it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from libs.patch_guard.policy import (
+    CENTRAL_POLICY_ENV,
+    DEFAULT_CENTRAL_POLICY,
+    GuardPolicyError,
+    central_policy_path,
+    effective_policy,
+    load_central_policy,
+)
+from libs.patch_guard.workspace_config import (
+    WorkspaceConfigError,
+    WorkspaceRepairConfig,
+    entry_point_globs,
+    workspace_config_from_document,
+)
+
+REPAIR = """repair:
+  permitted_paths: ["src/**"]
+  protected_paths: ["**/tests/**"]
+  file_types: [".py"]
+  max_files: 2
+  max_changed_lines: 10
+  max_patch_bytes: 4096
+  strategies: [guarded_division, revert_change]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "central.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_shipped_central_policy_loads() -> None:
+    central = load_central_policy(DEFAULT_CENTRAL_POLICY)
+    assert central.file_types == (".py",) and central.file_operations == ("modify",)
+    assert "**/conftest.py" in central.protected_paths and "tests/**" in central.protected_paths
+
+
+def test_other_sections_are_ignored_and_only_repair_is_read(tmp_path: Path) -> None:
+    text = "diagnosis: {abstain_below: 0.6, anything: [1]}\nsandbox: {memory_mb: 512}\n" + REPAIR
+    central = load_central_policy(write(tmp_path, text))
+    assert central.permitted_paths == ("src/**",) and central.max_files == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("diagnosis: {}\n", "no 'repair:' section"),
+        (REPAIR + "  protected_path: ['typo']\n", "repair.protected_path"),
+        (REPAIR + "  forbidden_constructs: [telepathy]\n", "repair.forbidden_constructs"),
+        ("repair: [", "not YAML"),
+    ],
+)
+def test_a_bad_central_policy_is_named(tmp_path: Path, text: str, says: str) -> None:
+    with pytest.raises(GuardPolicyError, match=says.replace("[", r"\[")):
+        load_central_policy(write(tmp_path, text))
+
+
+def test_the_central_policy_is_never_found_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CENTRAL_POLICY_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "central.yaml").write_text(REPAIR, encoding="utf-8")
+    assert central_policy_path() == DEFAULT_CENTRAL_POLICY
+    monkeypatch.setenv(CENTRAL_POLICY_ENV, str(tmp_path / "policy" / "central.yaml"))
+    assert central_policy_path() == tmp_path / "policy" / "central.yaml"
+
+
+def test_a_workspace_can_only_narrow(tmp_path: Path) -> None:
+    central = load_central_policy(write(tmp_path, REPAIR))
+    wide = WorkspaceRepairConfig(
+        path_scopes=(("**",), ("src/**", "tests/**", "other/**")),
+        max_files=50,
+        max_changed_lines=5,
+        strategies=("guarded_division", "rewrite_everything"),
+    )
+    policy = effective_policy(central, wide)
+    assert policy.unpermitted_scope("src/a.py") is None
+    assert policy.unpermitted_scope("other/a.py") == ("src/**",)
+    assert policy.protecting_pattern("src/tests/test_a.py") == "**/tests/**"
+    assert (policy.max_files, policy.max_changed_lines) == (2, 5)
+    assert policy.strategies == ("guarded_division",)
+
+
+def test_protected_paths_are_compared_without_case(tmp_path: Path) -> None:
+    policy = effective_policy(load_central_policy(write(tmp_path, REPAIR)), WorkspaceRepairConfig())
+    assert policy.protecting_pattern("src/TESTS/test_a.py") == "**/tests/**"
+
+
+def test_a_bundle_workspace_section_narrows_and_protects_its_commands() -> None:
+    document = {
+        "workspace": {
+            "evaluate": ["python", "-m", "pkg.evaluate", "--train", "{train}"],
+            "tests": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "checks"],
+            "repair_paths": ["pkg/*.py"],
+        }
+    }
+    config = workspace_config_from_document(document, "bundle.yaml")
+    assert config.path_scopes == (("pkg/*.py",),)
+    assert config.protected_globs() == ["pkg/evaluate.py", "pkg/evaluate/**", "checks", "checks/**"]
+
+
+def test_a_model_policy_narrows_with_its_repair_section() -> None:
+    document = {
+        "workspace": {"evaluate": ["python", "evaluate.py", "--data", "{data}"]},
+        "repair": {"allowed_paths": ["churn_model/*.py"], "max_files": 1, "protected_paths": ["x.py"]},
+    }
+    config = workspace_config_from_document(document, "policy.yaml")
+    assert config.path_scopes == (("churn_model/*.py",),) and config.max_files == 1
+    assert config.protected_globs() == ["x.py", "evaluate.py"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "globs"),
+    [
+        (["python", "evaluate.py", "--data", "{data}"], ["evaluate.py"]),
+        (["python", "-m", "pkg.evaluate"], ["pkg/evaluate.py", "pkg/evaluate/**"]),
+        (["./bin/evaluate", "--fast"], ["bin/evaluate"]),
+        ([], []),
+    ],
+)
+def test_the_evaluation_entry_point(argv: list[str], globs: list[str]) -> None:
+    assert entry_point_globs(argv) == globs
+
+
+@pytest.mark.parametrize("glob", ["/etc/**", "../**", "pkg/../../x.py"])
+def test_repair_paths_stay_inside_the_workspace(glob: str) -> None:
+    with pytest.raises(WorkspaceConfigError):
+        workspace_config_from_document({"workspace": {"repair_paths": [glob]}}, "bundle.yaml")
