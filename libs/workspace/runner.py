@@ -1,42 +1,32 @@
-"""Run one workspace command: only the allow-listed Python, no shell, a scrubbed environment and a
-timeout that kills the whole process group."""
+"""Run one workspace command in the sandbox (``libs.sandbox``): only the allow-listed Python, no shell, an
+environment built from nothing, resource limits from the central policy's ``sandbox`` section, and the
+network and file system isolated where the machine allows it. A wall-time overrun raises CommandTimedOut;
+every other failure (exit code, CPU, memory, output or file-size limit, a changed workspace) is returned
+with its reason, which is also appended to ``stderr`` so that error messages built from it carry it."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ALLOWED_PROGRAM = "python"
-PASSED_THROUGH = ("PATH", "LANG")
-FIXED_ENV = {
-    "PYTHONHASHSEED": "0",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-}
-SECRET_NAME_MARKERS = ("TOKEN", "SECRET", "KEY", "PASSWORD")
+from libs.sandbox.limits import SandboxPolicy, default_sandbox_policy
+from libs.sandbox.process import CommandNotAllowed
+from libs.sandbox.run import SandboxReport, SandboxResult, run_sandboxed
 
+__all__ = ["CommandNotAllowed", "CommandResult", "CommandTimedOut", "run_command"]
 
-class CommandNotAllowed(ValueError):
-    """The command does not start with the allow-listed interpreter."""
+SANDBOX_NOTE = "[modelguard sandbox]"
 
 
 class CommandTimedOut(TimeoutError):
-    def __init__(self, argv: Sequence[str], timeout_s: float, stdout: str, stderr: str) -> None:
+    def __init__(
+        self, argv: list[str], timeout_s: float, stdout: str, stderr: str, sandbox: SandboxReport | None = None
+    ) -> None:
         self.argv = list(argv)
         self.timeout_s = timeout_s
         self.stdout = stdout
         self.stderr = stderr
+        self.sandbox = sandbox
         super().__init__(f"{' '.join(argv)} did not finish within {timeout_s} s")
 
 
@@ -47,65 +37,43 @@ class CommandResult:
     stdout: str
     stderr: str
     duration_s: float
+    sandbox: SandboxReport | None = None
+
+    @property
+    def failure_reason(self) -> str | None:
+        if self.sandbox is not None:
+            return self.sandbox.failure_reason(self.returncode)
+        return None if self.returncode == 0 else f"exit {self.returncode}"
 
     @property
     def succeeded(self) -> bool:
-        return self.returncode == 0
+        return self.returncode == 0 and self.failure_reason is None
+
+    @property
+    def limit_exceeded(self) -> str | None:
+        return self.sandbox.limit_exceeded if self.sandbox is not None else None
 
 
-def looks_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(marker in upper for marker in SECRET_NAME_MARKERS)
+def _with_note(result: SandboxResult) -> str:
+    reason = result.failure_reason
+    if reason is None:
+        return result.stderr
+    return f"{result.stderr.rstrip()}\n{SANDBOX_NOTE} {reason}\n".lstrip("\n")
 
 
-def scrubbed_env(home: Path, source: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The whole environment a workspace command sees; nothing else from ``source`` gets through."""
-    source = os.environ if source is None else source
-    env = {name: source[name] for name in PASSED_THROUGH if name in source}
-    env.setdefault("PATH", os.defpath)
-    env.setdefault("LANG", "C.UTF-8")
-    env.update(FIXED_ENV)
-    env["HOME"] = str(home)
-    return {name: value for name, value in env.items() if not looks_secret(name)}
-
-
-def resolve_argv(argv: Sequence[str]) -> list[str]:
-    if not argv or argv[0] != ALLOWED_PROGRAM:
-        raise CommandNotAllowed(f"only {ALLOWED_PROGRAM!r} commands may run, got {list(argv)!r}")
-    return [sys.executable, *argv[1:]]
-
-
-def _decode(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
-
-
-def run_command(argv: list[str], cwd: Path, timeout_s: float) -> CommandResult:
-    """Run ``argv`` in ``cwd``; a non-zero exit is returned, a timeout raises CommandTimedOut."""
-    command = resolve_argv(argv)
-    with tempfile.TemporaryDirectory(prefix="modelguard-home-") as home:
-        started = time.monotonic()
-        process = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=scrubbed_env(Path(home)),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            shell=False,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            raise CommandTimedOut(argv, timeout_s, _decode(stdout), _decode(stderr)) from None
-        duration = time.monotonic() - started
+def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: SandboxPolicy | None = None) -> CommandResult:
+    """Run ``argv`` in ``cwd`` within ``timeout_s`` (never longer than the policy's wall-time limit).
+    ``policy`` defaults to the central policy's sandbox section."""
+    policy = policy or default_sandbox_policy()
+    policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
+    result = run_sandboxed(argv, Path(cwd), policy)
+    if result.report.limit_exceeded == "wall_time":
+        raise CommandTimedOut(list(argv), policy.limits.wall_s, result.stdout, _with_note(result), result.report)
     return CommandResult(
         argv=list(argv),
-        returncode=process.returncode,
-        stdout=_decode(stdout),
-        stderr=_decode(stderr),
-        duration_s=round(duration, 3),
+        returncode=result.returncode,
+        stdout=result.stdout,
+        stderr=_with_note(result),
+        duration_s=result.duration_s,
+        sandbox=result.report,
     )

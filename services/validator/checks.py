@@ -1,27 +1,58 @@
-"""The validation checks, one function each; every check reports the figures it computed.
+"""The validation steps, one function each; every step reports the figures it computed.
 
-A check that cannot run because an earlier one failed is reported as ``skipped``, which does not pass.
+Every workspace command runs in the sandbox (libs.workspace.runner -> libs.sandbox). A step that does not
+run because an earlier one failed is reported as ``skipped``, which does not pass.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from libs.workspace.commands import WorkspaceCommandFailed, build_features, evaluate, run_tests
+from libs.sandbox.integrity import compare_trees
+from libs.sandbox.isolation import Isolation
+from libs.workspace.argv_template import InvalidCommandTemplate, render_argv
+from libs.workspace.commands import (
+    DEFAULT_TIMEOUT_S,
+    WorkspaceCommandFailed,
+    build_features,
+    parse_evaluation_output,
+    run_tests,
+)
 from libs.workspace.data_checks import count_invalid_values
-from libs.workspace.runner import CommandTimedOut
+from libs.workspace.runner import CommandNotAllowed, CommandResult, CommandTimedOut, run_command
 from services.validator.sandbox import PatchApplication
+from services.validator.targeting import importing_tests, module_name, named_test_folders, targeted_command
 
-CheckStatus = Literal["passed", "failed", "skipped"]
+CheckStatus = Literal["passed", "failed", "skipped", "not_applicable"]
+"""``not_applicable``: the workspace config declares no command for this check (no tests, no features);
+it does not block the repair, and the report says the check did not run."""
 HIGHER_IS_BETTER = "higher_is_better"
 LOWER_IS_BETTER = "lower_is_better"
-COMMAND_ERRORS = (WorkspaceCommandFailed, CommandTimedOut, OSError, ValueError)
+COMMAND_ERRORS = (
+    WorkspaceCommandFailed,
+    CommandTimedOut,
+    CommandNotAllowed,
+    InvalidCommandTemplate,
+    OSError,
+    ValueError,
+)
+COMPILE_PROGRAM = """\
+import json, sys
+errors = []
+for path in sys.argv[1:]:
+    try:
+        with open(path, "rb") as handle:
+            compile(handle.read(), path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        errors.append(f"{path}: {error}")
+print(json.dumps(errors))
+"""
 
 
 class CheckResult(BaseModel):
@@ -35,11 +66,26 @@ class CheckResult(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
-        return self.status == "passed"
+        return self.status in ("passed", "not_applicable")
 
 
 def skipped(name: str, because: str) -> CheckResult:
     return CheckResult(name=name, status="skipped", detail=f"not run: {because}")
+
+
+def _timeout(spec: Mapping[str, Any]) -> float:
+    return float(spec.get("timeout_s", DEFAULT_TIMEOUT_S))
+
+
+def _limit_of(error: BaseException) -> dict[str, Any]:
+    """The sandbox limit a failed command ran into, for the check's values."""
+    report = getattr(error, "sandbox", None)
+    result = getattr(error, "result", None)
+    if report is None and isinstance(result, CommandResult):
+        report = result.sandbox
+    if isinstance(error, CommandTimedOut):
+        return {"limit_exceeded": "wall_time"}
+    return {"limit_exceeded": report.limit_exceeded} if report is not None and report.limit_exceeded else {}
 
 
 def check_patch_identity(unified_diff: str, expected_sha256: str) -> CheckResult:
@@ -63,76 +109,129 @@ def check_patch_applied(application: PatchApplication) -> CheckResult:
     )
 
 
-def check_compiles(workspace: Path) -> CheckResult:
-    """Compile every Python file of the workspace (in memory: no byte-code is written)."""
-    errors: list[str] = []
-    files = sorted(path for path in workspace.rglob("*.py") if path.is_file())
-    for path in files:
-        try:
-            compile(path.read_bytes(), str(path.relative_to(workspace)), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as error:
-            errors.append(f"{path.relative_to(workspace)}: {error}")
-    return _result(
-        "compiles",
-        not errors,
-        f"{len(files)} Python file(s) compiled" if not errors else "; ".join(errors[:5]),
-        {"files": len(files), "errors": errors},
-    )
+def changed_python_files(workspace: Path, changed: Sequence[str]) -> list[str]:
+    return sorted(path for path in changed if path.endswith(".py") and (workspace / path).is_file())
 
 
-def check_tests(workspace: Path, spec: Mapping[str, Any]) -> CheckResult:
-    """The workspace's own tests: no failures, no errors, and at least one test passed."""
+def check_compiles(workspace: Path, changed: Sequence[str], spec: Mapping[str, Any]) -> CheckResult:
+    """Compile the changed Python files, inside the sandbox (in memory: no byte-code is written)."""
+    files = changed_python_files(workspace, changed)
+    if not files:
+        return _result("compiles", True, "no Python file changed", {"files": [], "errors": []})
+    try:
+        result = run_command(["python", "-c", COMPILE_PROGRAM, *files], cwd=workspace, timeout_s=_timeout(spec))
+        if not result.succeeded:
+            raise WorkspaceCommandFailed("compile", result.failure_reason or "non-zero exit", result)
+        errors = [str(error) for error in json.loads(result.stdout.strip().splitlines()[-1])]
+    except (*COMMAND_ERRORS, IndexError) as error:
+        return _result("compiles", False, f"the compiler did not run: {error}", {"files": files, **_limit_of(error)})
+    detail = f"{len(files)} changed Python file(s) compiled" if not errors else "; ".join(errors[:5])
+    return _result("compiles", not errors, detail, {"files": files, "errors": errors})
+
+
+def _test_values(name: str, workspace: Path, spec: Mapping[str, Any], extra: dict[str, Any]) -> CheckResult:
+    """Run a tests command: no failures, no errors, and at least one test passed."""
     try:
         run = run_tests(workspace, spec)
     except COMMAND_ERRORS as error:
-        return _result("tests", False, f"the tests did not run: {error}", {})
-    values = {
-        "passed": run.passed,
-        "failed": run.failed,
-        "errors": run.errors,
-        "skipped": run.skipped,
-    }
+        return _result(name, False, f"the tests did not run: {error}", {**extra, **_limit_of(error)})
+    values = {**extra, "passed": run.passed, "failed": run.failed, "errors": run.errors, "skipped": run.skipped}
     ok = run.failed == 0 and run.errors == 0 and run.passed > 0
-    return _result("tests", ok, f"{run.passed} passed, {run.failed} failed, {run.errors} errors", values)
+    return _result(name, ok, f"{run.passed} passed, {run.failed} failed, {run.errors} errors", values)
 
 
-def check_invalid_values(workspace: Path, data_csv: Path, spec: Mapping[str, Any], scratch: Path) -> CheckResult:
-    """Build the features of the repaired workspace and count non-finite cells: there must be none."""
+def check_targeted_tests(workspace: Path, changed: Sequence[str], spec: Mapping[str, Any]) -> CheckResult:
+    """The tests that import a changed module (found from their imports), run on their own first."""
+    template = list(spec.get("tests") or [])
+    modules = sorted({name for path in changed if (name := module_name(path))})
+    folders = named_test_folders(workspace, template)
+    files, unreadable = importing_tests(workspace, folders, modules)
+    extra: dict[str, Any] = {"modules": modules, "test_files": files, "unparsable_test_files": unreadable}
+    if not template:
+        return not_applicable("targeted_tests", "the workspace config defines no tests command")
+    if not files:
+        detail = f"no test imports {', '.join(modules) or 'a changed module'}; the whole suite runs next"
+        return _result("targeted_tests", True, detail, {**extra, "ran": False})
+    targeted = {**spec, "tests": targeted_command(template, folders, files)}
+    return _test_values("targeted_tests", workspace, targeted, {**extra, "ran": True})
+
+
+def check_tests(workspace: Path, spec: Mapping[str, Any]) -> CheckResult:
+    """The workspace's whole test suite."""
+    if not spec.get("tests"):
+        return not_applicable("tests", "the workspace config defines no tests command")
+    return _test_values("tests", workspace, spec, {})
+
+
+def check_evaluation(workspace: Path, spec: Mapping[str, Any], placeholders: Mapping[str, str]) -> CheckResult:
+    """Re-run the workspace's evaluation of the repaired tree; ``placeholders`` fill its command (for
+    instance ``{train}`` and ``{eval}`` of the incident window)."""
     try:
-        features = build_features(workspace, data_csv, scratch / "repaired-features.csv", spec)
+        argv = render_argv(list(spec.get("evaluate") or []), placeholders)
+        result = run_command(argv, cwd=workspace, timeout_s=_timeout(spec))
+        if not result.succeeded:
+            raise WorkspaceCommandFailed("evaluate", result.failure_reason or "non-zero exit", result)
+        metrics, rows = parse_evaluation_output(result.stdout)
+    except (*COMMAND_ERRORS, TypeError, AttributeError) as error:
+        return _result("evaluation", False, f"the evaluation did not run: {error}", _limit_of(error))
+    return _result("evaluation", True, f"{len(metrics)} metric(s) reported", {"metrics": metrics, "rows": rows})
+
+
+def check_invalid_values(
+    workspace: Path,
+    features_data: Path,
+    spec: Mapping[str, Any],
+    scratch: Path,
+    diagnosed_by_column: Mapping[str, int] | None = None,
+) -> CheckResult:
+    """Build the repaired tree's features from ``features_data`` and count non-finite cells: the invalid
+    values the diagnosis counted (``diagnosed_by_column``) must be gone and no column may have new ones."""
+    diagnosed = dict(diagnosed_by_column or {})
+    if not spec.get("features"):
+        return not_applicable("invalid_values", "the workspace config defines no features command")
+    try:
+        features = build_features(workspace, features_data, scratch / "repaired-features.csv", spec)
         counted = count_invalid_values(features)
     except COMMAND_ERRORS as error:
-        return _result("invalid_values", False, f"the features could not be built: {error}", {})
-    return _result(
-        "invalid_values",
-        counted.total == 0,
-        f"{counted.total} invalid value(s) in {counted.rows} feature row(s)",
-        {"total": counted.total, "by_column": dict(counted.by_column), "rows": counted.rows},
-    )
+        return _result("invalid_values", False, f"the features could not be built: {error}", _limit_of(error))
+    after = dict(counted.by_column)
+    remaining = {column: after[column] for column in diagnosed if after.get(column)}
+    new = {column: count for column, count in after.items() if column not in diagnosed}
+    values = {
+        "total": counted.total,
+        "by_column": after,
+        "rows": counted.rows,
+        "diagnosed": diagnosed,
+        "gone": sorted(column for column in diagnosed if not after.get(column)),
+        "remaining": remaining,
+        "new": new,
+    }
+    ok = not remaining and not new
+    return _result("invalid_values", ok, f"{counted.total} invalid value(s) in {counted.rows} feature row(s)", values)
 
 
-def check_metric(
-    workspace: Path,
-    data_csv: Path,
-    spec: Mapping[str, Any],
+def check_gate(
+    evaluation: CheckResult,
     gate: Mapping[str, Any],
     baseline_metrics: Mapping[str, float],
+    same_window_reference: float | None = None,
 ) -> CheckResult:
-    """Re-run the evaluation; the gate's metric must be within the gate's tolerance of the baseline."""
+    """The gate's metric of the re-run evaluation must be within the gate's tolerance of the baseline, or, when
+    ``same_window_reference`` is given (the approved base revision scored on the same incident window, for a
+    cause in the code), within tolerance of that: the repair restores what the approved code does on these rows.
+    """
     metric, direction, tolerance = str(gate["metric"]), str(gate["direction"]), float(gate["tolerance"])
     baseline = float(baseline_metrics[metric])
-    try:
-        result = evaluate(workspace, data_csv, spec)
-    except COMMAND_ERRORS as error:
+    metrics: Mapping[str, float] = evaluation.values.get("metrics", {})
+    if metric not in metrics:
         return _result(
-            "metric", False, f"the evaluation did not run: {error}", {"metric": metric, "baseline": baseline}
+            "gate", False, f"the evaluation reported no {metric!r}", {"metric": metric, "baseline": baseline}
         )
-    if metric not in result.metrics:
-        return _result(
-            "metric", False, f"the evaluation reported no {metric!r}", {"metric": metric, "baseline": baseline}
-        )
-    repaired = result.metrics[metric]
-    ok = within_tolerance(direction, baseline, repaired, tolerance)
+    repaired = float(metrics[metric])
+    against_baseline = within_tolerance(direction, baseline, repaired, tolerance)
+    against_same_window = same_window_reference is not None and within_tolerance(
+        direction, same_window_reference, repaired, tolerance
+    )
     values = {
         "metric": metric,
         "direction": direction,
@@ -140,9 +239,15 @@ def check_metric(
         "baseline": baseline,
         "repaired": repaired,
         "delta": round(repaired - baseline, 6),
-        "all_metrics": dict(result.metrics),
+        "base_on_same_window": same_window_reference,
+        "within_tolerance_of": "baseline"
+        if against_baseline
+        else ("base_on_same_window" if against_same_window else None),
     }
-    return _result("metric", ok, f"{metric} {repaired} against baseline {baseline} (tolerance {tolerance})", values)
+    detail = f"{metric} {repaired} against baseline {baseline} (tolerance {tolerance})"
+    if same_window_reference is not None:
+        detail += f"; the approved code scores {same_window_reference} on the same rows"
+    return _result("gate", against_baseline or against_same_window, detail, values)
 
 
 def within_tolerance(direction: str, baseline: float, value: float, tolerance: float) -> bool:
@@ -153,23 +258,42 @@ def within_tolerance(direction: str, baseline: float, value: float, tolerance: f
     raise ValueError(f"unknown metric direction {direction!r}")
 
 
+def check_integrity(
+    after_patch: Mapping[str, str], after_commands: Mapping[str, str], isolation: Isolation
+) -> CheckResult:
+    """Every file of the patched copy, hashed after the patch and after the last command: the commands
+    changed nothing. Also records what the sandbox enforced on this machine."""
+    changes = compare_trees(after_patch, after_commands)
+    values = {
+        "files": len(after_patch),
+        "digest_after_patch": tree_digest(after_patch),
+        "digest_after_commands": tree_digest(after_commands),
+        **changes.as_dict(),
+        "sandbox": {
+            "mechanism": isolation.mechanism,
+            "network_isolation": isolation.network_status(),
+            "filesystem_isolation": isolation.filesystem_status(),
+        },
+    }
+    detail = f"{len(after_patch)} file(s) of the patched copy hashed after the patch and after the commands; "
+    return _result("integrity", changes.unchanged, detail + changes.summary(), values)
+
+
 def check_source_unchanged(before: Mapping[str, str], after: Mapping[str, str]) -> CheckResult:
-    changed = sorted(path for path in before.keys() & after.keys() if before[path] != after[path])
-    added = sorted(after.keys() - before.keys())
-    removed = sorted(before.keys() - after.keys())
-    unchanged = not (changed or added or removed)
+    changes = compare_trees(before, after)
+    changed, added, removed = changes.modified, changes.created, changes.deleted
     return _result(
         "source_unchanged",
-        unchanged,
+        changes.unchanged,
         f"{len(before)} source file(s) hashed before and after; "
-        + ("identical" if unchanged else f"{len(changed)} changed, {len(added)} added, {len(removed)} removed"),
+        + ("identical" if changes.unchanged else f"{len(changed)} changed, {len(added)} added, {len(removed)} removed"),
         {
             "files": len(before),
             "digest_before": tree_digest(before),
             "digest_after": tree_digest(after),
-            "changed": changed,
-            "added": added,
-            "removed": removed,
+            "changed": list(changed),
+            "added": list(added),
+            "removed": list(removed),
         },
     )
 
@@ -177,6 +301,10 @@ def check_source_unchanged(before: Mapping[str, str], after: Mapping[str, str]) 
 def tree_digest(digests: Mapping[str, str]) -> str:
     """One sha256 over a tree's per-file digests."""
     return hashlib.sha256(json.dumps(dict(sorted(digests.items())), separators=(",", ":")).encode()).hexdigest()
+
+
+def not_applicable(name: str, because: str) -> CheckResult:
+    return CheckResult(name=name, status="not_applicable", detail=f"not run: {because}")
 
 
 def _result(name: str, ok: bool, detail: str, values: dict[str, Any]) -> CheckResult:

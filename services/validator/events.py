@@ -35,4 +35,6 @@ def validation_event(proposed: RepairProposed, report: ValidationReport) -> Base
     }
     if report.passed:
         return RepairValidated(**common)
-    return ValidationFailed(**common, reason="failed checks: " + ", ".join(report.failed_checks))
+    return ValidationFailed(
+        **common, reason=report.failure_reason or "failed checks: " + ", ".join(report.failed_checks)
+    )

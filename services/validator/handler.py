@@ -1,30 +1,41 @@
-"""Validate a proposed repair in an isolated copy of the candidate workspace."""
+"""Validate a proposed repair in an isolated copy of the candidate workspace, one step after another:
+patch identity, patch applies, compile, the tests that import the changed module, the whole suite, the
+evaluation re-run, the data check, the gate against the baseline; then integrity (the commands changed
+nothing in the copy) and the source workspace unchanged. The first step that fails stops the ones after it
+(reported ``skipped``), and the report names it with its reason."""
 
 from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from libs.sandbox.copy import UnsafeWorkspace
+from libs.sandbox.integrity import hash_tree
+from libs.sandbox.isolation import probe_isolation
+from libs.sandbox.limits import default_sandbox_policy
 from libs.workspace.snapshot import tree_digests
 from services.validator.checks import (
     CheckResult,
     check_compiles,
+    check_evaluation,
+    check_gate,
+    check_integrity,
     check_invalid_values,
-    check_metric,
     check_patch_applied,
     check_patch_identity,
     check_source_unchanged,
+    check_targeted_tests,
     check_tests,
     skipped,
 )
 from services.validator.sandbox import apply_patch, sandbox_copy
 
-WORKSPACE_CHECKS = ("compiles", "tests", "invalid_values", "metric")
+WORKSPACE_STEPS = ("compiles", "targeted_tests", "tests", "evaluation", "invalid_values", "gate")
 
 
 class ValidationReport(BaseModel):
@@ -32,6 +43,9 @@ class ValidationReport(BaseModel):
 
     passed: bool
     failed_checks: tuple[str, ...]
+    """Checks that ran and failed (skipped ones are not listed, though they do not pass either)."""
+    failure_reason: str | None
+    """The first failed check and its detail: why the patch is withheld."""
     checks: tuple[CheckResult, ...]
     patch_sha256: str
     metric: str
@@ -56,29 +70,74 @@ def validate_repair(
     baseline_metrics: Mapping[str, float],
     *,
     expected_patch_sha256: str | None = None,
+    evaluate_placeholders: Mapping[str, str] | None = None,
+    features_data: Path | None = None,
+    diagnosed_invalid_by_column: Mapping[str, int] | None = None,
+    same_window_reference: float | None = None,
 ) -> ValidationReport:
-    """Apply ``patch`` (unified diff text) to a fresh copy of ``candidate_dir`` and check it: it compiles,
-    the workspace's tests pass, its features have no invalid values, the gate's metric is back within
-    tolerance of ``baseline_metrics``, and ``candidate_dir`` itself is byte-for-byte unchanged.
+    """Apply ``patch`` (unified diff text) to a fresh copy of ``candidate_dir`` and validate it step by step.
+
+    ``evaluate_placeholders`` fill the evaluate command (default ``{"data": data_csv}``; for an incident with
+    data windows, the incident window's ``{"train": ..., "eval": ...}``); ``features_data`` is what the
+    features command reads for the data check (default ``data_csv``); ``diagnosed_invalid_by_column`` are the
+    invalid feature values the diagnosis counted per column (they must be gone; no column may have new ones).
     ``passed`` only when every check passed."""
     candidate_dir = Path(candidate_dir)
+    placeholders = dict(evaluate_placeholders or {"data": str(Path(data_csv).resolve())})
+    features_from = Path(features_data or data_csv)
     before = tree_digests(candidate_dir)
     checks: list[CheckResult] = []
     if expected_patch_sha256 is not None:
         checks.append(check_patch_identity(patch, expected_patch_sha256))
-    with sandbox_copy(candidate_dir) as workspace, tempfile.TemporaryDirectory(prefix="modelguard-outputs-") as scratch:
-        applied = check_patch_applied(apply_patch(workspace, patch))
-        checks.append(applied)
-        if applied.passed:
-            checks.append(check_compiles(workspace))
-            checks.append(check_tests(workspace, workspace_spec))
-            checks.append(check_invalid_values(workspace, Path(data_csv), workspace_spec, Path(scratch)))
-            checks.append(check_metric(workspace, Path(data_csv), workspace_spec, gate_policy, baseline_metrics))
-        else:
-            checks.extend(skipped(name, "the patch did not apply") for name in WORKSPACE_CHECKS)
+    try:
+        with sandbox_copy(candidate_dir) as workspace, tempfile.TemporaryDirectory(prefix="modelguard-outputs-") as out:
+            if _all_passed(checks):
+                checks.append(check_patch_applied(apply_patch(workspace, patch)))
+            else:
+                checks.append(skipped("patch_applies", _first_failure(checks)))
+            after_patch = hash_tree(workspace)
+            changed = [file["path"] for file in checks[-1].values.get("files", [])]
+            steps: list[tuple[str, Callable[[], CheckResult]]] = [
+                ("compiles", lambda: check_compiles(workspace, changed, workspace_spec)),
+                ("targeted_tests", lambda: check_targeted_tests(workspace, changed, workspace_spec)),
+                ("tests", lambda: check_tests(workspace, workspace_spec)),
+                ("evaluation", lambda: check_evaluation(workspace, workspace_spec, placeholders)),
+                (
+                    "invalid_values",
+                    lambda: check_invalid_values(
+                        workspace, features_from, workspace_spec, Path(out), diagnosed_invalid_by_column
+                    ),
+                ),
+                (
+                    "gate",
+                    lambda: check_gate(
+                        _named(checks, "evaluation"), gate_policy, baseline_metrics, same_window_reference
+                    ),
+                ),
+            ]
+            for name, step in steps:
+                checks.append(step() if _all_passed(checks) else skipped(name, _first_failure(checks)))
+            isolation = probe_isolation(default_sandbox_policy().isolation)
+            checks.append(check_integrity(after_patch, hash_tree(workspace), isolation))
+    except UnsafeWorkspace as error:
+        checks.append(CheckResult(name="workspace_copy", status="failed", detail=str(error)))
+        checks.extend(skipped(name, "the workspace could not be copied") for name in WORKSPACE_STEPS)
     source = check_source_unchanged(before, tree_digests(candidate_dir))
     checks.append(source)
     return _report(checks, patch, gate_policy, baseline_metrics, source)
+
+
+def _all_passed(checks: list[CheckResult]) -> bool:
+    return all(check.passed for check in checks)
+
+
+def _first_failure(checks: list[CheckResult]) -> str:
+    failed = next((check for check in checks if not check.passed), None)
+    return f"{failed.name} did not pass" if failed else "an earlier step did not pass"
+
+
+def _named(checks: list[CheckResult], name: str) -> CheckResult:
+    return next(check for check in checks if check.name == name)
 
 
 def _report(
@@ -92,15 +151,18 @@ def _report(
     metric_name = str(gate_policy["metric"])
     tests = by_name.get("tests")
     invalid = by_name.get("invalid_values")
-    metric = by_name.get("metric")
+    evaluation = by_name.get("evaluation")
+    failed = [check for check in checks if check.status == "failed"]
+    repaired = evaluation.values.get("metrics", {}).get(metric_name) if evaluation else None
     return ValidationReport(
         passed=all(check.passed for check in checks),
-        failed_checks=tuple(check.name for check in checks if not check.passed),
+        failed_checks=tuple(check.name for check in failed),
+        failure_reason=f"{failed[0].name}: {failed[0].detail}" if failed else None,
         checks=tuple(checks),
         patch_sha256=hashlib.sha256(patch.encode("utf-8")).hexdigest(),
         metric=metric_name,
         baseline_value=float(baseline_metrics[metric_name]),
-        repaired_value=metric.values.get("repaired") if metric else None,
+        repaired_value=repaired,
         tolerance=float(gate_policy["tolerance"]),
         invalid_values_after=invalid.values.get("total") if invalid else None,
         tests_passed=tests.values.get("passed") if tests else None,

@@ -1,13 +1,13 @@
 """A throwaway copy of the candidate workspace, and ``git apply`` of a patch into it.
 
-The source workspace is only read. The copy lives in a fresh temporary folder that is removed on exit;
-git runs with an isolated configuration and a ceiling at the sandbox folder, so it never discovers (or
-writes to) a repository around it, and refuses paths that leave the copy.
+The source workspace is only read. The copy (``libs.sandbox.copy``: no version-control data, virtual
+environments, caches or byte-code; links out of the workspace refused) lives in a fresh temporary folder
+that is removed on exit; git runs with an isolated configuration and a ceiling at the sandbox folder, so it
+never discovers (or writes to) a repository around it, and refuses paths that leave the copy.
 """
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from libs.sandbox.copy import copy_workspace
 from libs.workspace.git import GitCommandFailed, run_git
-
-NOT_COPIED = ("__pycache__", ".pytest_cache", ".git", "*.pyc")
 
 
 class PatchApplication(BaseModel):
@@ -31,11 +30,11 @@ class PatchApplication(BaseModel):
 
 @contextmanager
 def sandbox_copy(candidate_dir: Path) -> Iterator[Path]:
-    """Yield a fresh copy of ``candidate_dir``; the copy and its folder are deleted afterwards."""
+    """Yield a fresh copy of ``candidate_dir``; the copy and its folder are deleted afterwards. Raises
+    UnsafeWorkspace for a link out of the workspace or a special file."""
     with tempfile.TemporaryDirectory(prefix="modelguard-sandbox-") as folder:
         workspace = Path(folder) / "workspace"
-        shutil.copytree(candidate_dir, workspace, symlinks=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
-        yield workspace
+        yield copy_workspace(candidate_dir, workspace)
 
 
 def apply_patch(workspace: Path, unified_diff: str) -> PatchApplication:

@@ -16,6 +16,13 @@ from services.validator.handler import validate_repair
 NAME = "validator"
 
 
+def approved_code_on_incident(proposed: RepairProposed) -> float | None:
+    """For a cause in the code: the base revision's metric on the incident window, as the diagnosis computed it."""
+    if proposed.diagnosis.cause_location != "code":
+        return None
+    return proposed.diagnosis.counterfactual.get("base_on_incident")
+
+
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     artifacts = LocalArtifactStore(settings.artifacts_dir)
     scratch = settings.state_dir(NAME) / "scratch"
@@ -28,10 +35,13 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 workspace.candidate,
                 artifacts.get(proposed.patch.artifact).decode(),
                 workspace.data,
-                policy.workspace.model_dump(),
+                policy.workspace.model_dump(mode="json"),
                 policy.gate.model_dump(),
                 {gate.metric: gate.baseline},
                 expected_patch_sha256=proposed.patch.artifact.sha256,
+                evaluate_placeholders=workspace.incident.placeholders(),
+                features_data=workspace.incident.eval,
+                same_window_reference=approved_code_on_incident(proposed),
             )
         return [validation_event(proposed, report)]
 

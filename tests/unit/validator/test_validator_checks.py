@@ -1,22 +1,51 @@
-"""Single validation checks that need no workspace command."""
+"""Single validation checks: compile in the sandbox, the tests that import a changed module, the gate, the
+integrity of the copy, and the copy itself."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from services.validator.checks import check_compiles, check_source_unchanged, within_tolerance
+from libs.sandbox.copy import UnsafeWorkspace
+from libs.sandbox.isolation import Isolation
+from services.validator.checks import (
+    CheckResult,
+    check_compiles,
+    check_gate,
+    check_integrity,
+    check_source_unchanged,
+    within_tolerance,
+)
 from services.validator.sandbox import apply_patch, sandbox_copy
+from services.validator.targeting import (
+    imported_modules,
+    importing_tests,
+    module_name,
+    named_test_folders,
+    targeted_command,
+)
+
+SPEC = {"timeout_s": 30}
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"]
 
 
-def test_compile_check_reports_syntax_errors(tmp_path: Path) -> None:
+def test_compile_check_compiles_the_changed_files_in_the_sandbox(tmp_path: Path) -> None:
     (tmp_path / "good.py").write_text("X = 1\n")
-    assert check_compiles(tmp_path).passed
     (tmp_path / "bad.py").write_text("def broken(:\n")
-    result = check_compiles(tmp_path)
-    assert not result.passed and "bad.py" in result.values["errors"][0]
-    assert not list(tmp_path.rglob("*.pyc"))
+    assert check_compiles(tmp_path, ["good.py", "notes.md", "gone.py"], SPEC).values == {
+        "files": ["good.py"],
+        "errors": [],
+    }
+    result = check_compiles(tmp_path, ["good.py", "bad.py"], SPEC)
+    assert not result.passed and result.values["errors"][0].startswith("bad.py:")
+    assert not list(tmp_path.rglob("*.pyc")) and not list(tmp_path.rglob("__pycache__"))
+
+
+def test_compile_check_passes_when_no_python_file_changed(tmp_path: Path) -> None:
+    result = check_compiles(tmp_path, ["README.md"], SPEC)
+    assert result.passed and result.detail == "no Python file changed"
 
 
 def test_source_unchanged_names_every_difference() -> None:
@@ -32,6 +61,17 @@ def test_source_unchanged_names_every_difference() -> None:
     assert result.values["digest_before"] != result.values["digest_after"]
 
 
+def test_integrity_reports_what_the_commands_changed_and_the_isolation_in_force() -> None:
+    unavailable = Isolation("none", None, "bwrap not installed; unshare not installed")
+    after_patch = {"a.py": "1", "b.py": "2"}
+    clean = check_integrity(after_patch, dict(after_patch), unavailable)
+    assert clean.passed
+    assert clean.values["sandbox"]["network_isolation"] == "unavailable (bwrap not installed; unshare not installed)"
+    dirty = check_integrity(after_patch, {"a.py": "1", "b.py": "3", "model.pkl": "4"}, unavailable)
+    assert not dirty.passed
+    assert (dirty.values["created"], dirty.values["modified"], dirty.values["deleted"]) == (["model.pkl"], ["b.py"], [])
+
+
 @pytest.mark.parametrize(
     ("direction", "value", "expected"),
     [
@@ -43,6 +83,72 @@ def test_source_unchanged_names_every_difference() -> None:
 )
 def test_tolerance_follows_the_metric_direction(direction: str, value: float, expected: bool) -> None:
     assert within_tolerance(direction, 0.80, value, 0.02) is expected
+
+
+def test_the_gate_reads_the_re_run_evaluation() -> None:
+    evaluation = CheckResult(name="evaluation", status="passed", detail="", values={"metrics": {"f1": 0.79}})
+    gate = {"metric": "f1", "direction": "higher_is_better", "tolerance": 0.02}
+    assert check_gate(evaluation, gate, {"f1": 0.80}).values["delta"] == -0.01
+    assert not check_gate(evaluation, gate, {"f1": 0.85}).passed
+    missing = check_gate(evaluation, {**gate, "metric": "auc"}, {"auc": 0.9})
+    assert not missing.passed and "no 'auc'" in missing.detail
+
+
+def test_a_code_repair_may_match_the_approved_code_on_the_same_rows() -> None:
+    """Today's rows score lower for everyone: the repair is judged against the base code on those rows too."""
+    evaluation = CheckResult(name="evaluation", status="passed", detail="", values={"metrics": {"rmse": 3.1}})
+    gate = {"metric": "rmse", "direction": "lower_is_better", "tolerance": 0.1}
+    assert not check_gate(evaluation, gate, {"rmse": 2.7}).passed
+    same_rows = check_gate(evaluation, gate, {"rmse": 2.7}, same_window_reference=3.05)
+    assert same_rows.passed and same_rows.values["within_tolerance_of"] == "base_on_same_window"
+    assert not check_gate(evaluation, gate, {"rmse": 2.7}, same_window_reference=2.9).passed
+
+
+def test_module_names_follow_the_file_layout() -> None:
+    assert module_name("churn_model/features.py") == "churn_model.features"
+    assert module_name("churn_model/__init__.py") == "churn_model"
+    assert module_name("src/pkg/mod.py") == "pkg.mod"
+    assert module_name("README.md") is None
+
+
+def test_imports_are_read_from_the_syntax_tree() -> None:
+    source = b"import a.b as c\nfrom d import e, f\nfrom . import local\nfrom g import *\n"
+    assert imported_modules(source) == {"a.b", "d", "d.e", "d.f", "g"}
+
+
+def test_the_tests_importing_a_changed_module_are_found(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    (tests / "deep").mkdir(parents=True)
+    (tests / "test_direct.py").write_text("from churn_model.features import spend\n")
+    (tests / "deep" / "test_package.py").write_text("from churn_model import features\n")
+    (tests / "test_other.py").write_text("import churn_model.train\n")
+    (tests / "helpers.py").write_text("import churn_model.features\n")
+    (tests / "test_broken.py").write_text("def broken(:\n")
+    folders = named_test_folders(tmp_path, PYTEST)
+    assert folders == ["tests"]
+    found, unparsable = importing_tests(tmp_path, folders, ["churn_model.features"])
+    assert found == ["tests/deep/test_package.py", "tests/test_direct.py"]
+    assert unparsable == ["tests/test_broken.py"]
+    assert targeted_command(PYTEST, folders, found)[-2:] == found
+    assert "tests" not in targeted_command(PYTEST, folders, found)
+
+
+def test_the_copy_leaves_out_vcs_data_environments_and_caches(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    for relpath in ("a.py", "pkg/b.py", ".git/HEAD", ".venv/bin/python", "pkg/__pycache__/b.pyc", "c.pyc"):
+        (source / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (source / relpath).write_text("x")
+    with sandbox_copy(source) as workspace:
+        copied = sorted(path.relative_to(workspace).as_posix() for path in workspace.rglob("*") if path.is_file())
+        assert copied == ["a.py", "pkg/b.py"]
+
+
+def test_a_link_out_of_the_workspace_refuses_the_copy(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    os.symlink("/etc/passwd", source / "passwd")
+    with pytest.raises(UnsafeWorkspace, match="points out"), sandbox_copy(source):
+        pass
 
 
 def test_sandbox_is_a_copy_and_disappears(tmp_path: Path) -> None:

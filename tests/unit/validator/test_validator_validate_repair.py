@@ -1,5 +1,6 @@
-"""validate_repair on a toy workspace: a good patch passes every check; a patch that breaks the tests,
-leaves invalid values or does not apply is refused; the source workspace is never modified."""
+"""validate_repair on a toy workspace: a good patch passes every step in order; a patch that breaks the
+tests, leaves invalid values, misses the gate or does not apply is refused at the first step that fails,
+with the reason; the source workspace is never modified."""
 
 from __future__ import annotations
 
@@ -128,44 +129,130 @@ def statuses(report: ValidationReport) -> dict[str, str]:
     return {check.name: check.status for check in report.checks}
 
 
-def test_a_good_patch_passes_every_check(toy: tuple[Path, Path]) -> None:
+ORDER = [
+    "patch_identity",
+    "patch_applies",
+    "compiles",
+    "targeted_tests",
+    "tests",
+    "evaluation",
+    "invalid_values",
+    "gate",
+    "integrity",
+    "source_unchanged",
+]
+
+
+def test_a_good_patch_passes_every_step_in_order(toy: tuple[Path, Path]) -> None:
     report = validate(toy, GUARD, expected_patch_sha256=hashlib.sha256(GUARD.encode()).hexdigest())
-    assert report.passed, report.failed_checks
+    assert report.passed, report.failure_reason
+    assert list(statuses(report)) == ORDER
     assert set(statuses(report).values()) == {"passed"}
+    checks = {check.name: check for check in report.checks}
+    assert checks["compiles"].values["files"] == ["toy/calc.py"]
+    assert checks["targeted_tests"].values["test_files"] == ["tests/test_calc.py"]
+    assert checks["targeted_tests"].values["passed"] == 1
     assert (report.tests_passed, report.tests_failed, report.tests_errors) == (1, 0, 0)
     assert report.invalid_values_after == 0
     assert report.repaired_value == 1.0
+    assert report.failure_reason is None
     assert report.source_unchanged and report.source_digest_before == report.source_digest_after
+    assert checks["integrity"].values["created"] == checks["integrity"].values["modified"] == []
 
 
-def test_a_patch_that_breaks_the_tests_is_refused(toy: tuple[Path, Path]) -> None:
+def test_a_patch_that_breaks_the_tests_stops_at_the_targeted_tests(toy: tuple[Path, Path]) -> None:
     report = validate(toy, BREAKS_TESTS)
     assert not report.passed
-    assert report.failed_checks == ("tests",)
-    assert report.tests_failed == 1
+    assert report.failed_checks == ("targeted_tests",)
+    assert report.failure_reason == "targeted_tests: 0 passed, 1 failed, 0 errors"
+    later = ["tests", "evaluation", "invalid_values", "gate"]
+    assert [statuses(report)[name] for name in later] == ["skipped"] * 4
+    assert report.checks[-3].detail == "not run: targeted_tests did not pass"
     assert report.source_unchanged
 
 
-def test_a_patch_that_leaves_invalid_values_and_misses_the_metric_is_refused(toy: tuple[Path, Path]) -> None:
+def test_a_patch_that_leaves_invalid_values_fails_the_data_check(toy: tuple[Path, Path]) -> None:
     report = validate(toy, NAN_GUARD)
-    assert set(report.failed_checks) == {"invalid_values", "metric"}
+    assert report.failed_checks == ("invalid_values",)
     assert report.invalid_values_after == 2
     assert report.repaired_value == 0.5
+    assert statuses(report)["gate"] == "skipped"
 
 
-def test_a_patch_that_does_not_apply_skips_the_workspace_checks(toy: tuple[Path, Path]) -> None:
+def test_the_data_check_names_the_diagnosed_values_gone_and_new_ones(toy: tuple[Path, Path]) -> None:
+    workspace, data = toy
+    repaired = validate_repair(workspace, GUARD, data, SPEC, GATE, BASELINE, diagnosed_invalid_by_column={"ratio": 2})
+    check = next(check for check in repaired.checks if check.name == "invalid_values")
+    assert check.passed and check.values["gone"] == ["ratio"] and check.values["new"] == {}
+    unrepaired = validate_repair(workspace, NAN_GUARD, data, SPEC, GATE, BASELINE, diagnosed_invalid_by_column={})
+    check = next(check for check in unrepaired.checks if check.name == "invalid_values")
+    assert not check.passed and check.values["new"] == {"ratio": 2}
+
+
+def test_a_patch_that_misses_the_gate_is_refused(toy: tuple[Path, Path]) -> None:
+    workspace, data = toy
+    report = validate_repair(workspace, GUARD, data, SPEC, GATE, {"score": 1.5})
+    assert report.failed_checks == ("gate",)
+    assert report.failure_reason == "gate: score 1.0 against baseline 1.5 (tolerance 0.01)"
+
+
+def test_the_evaluation_takes_its_placeholders_and_the_data_check_its_data(
+    toy: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace, data = toy
+    windows = {**SPEC, "evaluate": ["python", "evaluate.py", "--data", "{eval}"]}
+    incident = tmp_path / "incident-eval.csv"
+    incident.write_text("total,count\n10,2\n", encoding="utf-8")
+    report = validate_repair(
+        workspace,
+        GUARD,
+        data,
+        windows,
+        GATE,
+        BASELINE,
+        evaluate_placeholders={"train": str(data), "eval": str(incident)},
+        features_data=incident,
+    )
+    assert report.passed, report.failure_reason
+    checks = {check.name: check for check in report.checks}
+    assert checks["evaluation"].values["rows"] == {"train": 1, "test": 1}
+    assert checks["invalid_values"].values["rows"] == 1
+
+
+def test_a_patch_that_does_not_apply_skips_the_workspace_steps(toy: tuple[Path, Path]) -> None:
     report = validate(toy, patch("+    return 0.0\n").replace("total / count", "total // count"))
     assert not report.passed
+    assert report.failed_checks == ("patch_applies",)
     assert statuses(report) == {
         "patch_applies": "failed",
         "compiles": "skipped",
+        "targeted_tests": "skipped",
         "tests": "skipped",
+        "evaluation": "skipped",
         "invalid_values": "skipped",
-        "metric": "skipped",
+        "gate": "skipped",
+        "integrity": "passed",
         "source_unchanged": "passed",
     }
 
 
-def test_a_patch_that_differs_from_the_proposal_is_refused(toy: tuple[Path, Path]) -> None:
+def test_a_patch_that_differs_from_the_proposal_is_not_even_applied(toy: tuple[Path, Path]) -> None:
     report = validate(toy, GUARD, expected_patch_sha256="0" * 64)
     assert report.failed_checks == ("patch_identity",)
+    assert statuses(report)["patch_applies"] == "skipped"
+    assert report.failure_reason == "patch_identity: the patch differs from the proposal"
+
+
+def test_a_workspace_command_that_runs_into_a_limit_fails_with_the_limit(
+    toy: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, data = toy
+    central = tmp_path / "central.yaml"
+    central.write_text("sandbox:\n  limits:\n    output_bytes: 65536\n", encoding="utf-8")
+    monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(central))
+    noisy = {**SPEC, "evaluate": ["python", "-c", "while True: print('x' * 1000)", "{data}"]}
+    report = validate_repair(workspace, GUARD, data, noisy, GATE, BASELINE)
+    assert report.failed_checks == ("evaluation",)
+    evaluation = next(check for check in report.checks if check.name == "evaluation")
+    assert evaluation.values == {"limit_exceeded": "output"}
+    assert "exceeded the output limit of 65536 bytes" in (report.failure_reason or "")

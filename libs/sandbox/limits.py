@@ -1,0 +1,104 @@
+"""The sandbox policy: resource limits for one workspace command and how strictly to isolate it.
+
+Read from the ``sandbox:`` section of ModelGuard's central policy (``policy/central.yaml``); a workspace's
+own ``timeout_s`` may narrow the wall-time limit, never widen it.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
+CENTRAL_POLICY_VARIABLE = "MODELGUARD_CENTRAL_POLICY"
+
+IsolationMode = Literal["auto", "bwrap", "unshare", "none"]
+
+
+class SandboxPolicyError(ValueError):
+    """The ``sandbox`` section is not a valid sandbox policy."""
+
+
+class SandboxLimits(BaseModel):
+    """Limits of one command (and every process it starts, where the kernel counts them together)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cpu_s: float = Field(default=600, gt=0, description="CPU seconds per process (RLIMIT_CPU)")
+    memory_bytes: int = Field(default=4 * GIB, gt=0, description="address space per process (RLIMIT_AS)")
+    wall_s: float = Field(default=900, gt=0, description="wall-clock seconds of the whole command")
+    output_bytes: int = Field(default=16 * MIB, gt=0, description="stdout and stderr together")
+    file_size_bytes: int = Field(default=1 * GIB, gt=0, description="largest file a process may write")
+    max_processes: int = Field(default=256, gt=0, description="processes and threads (RLIMIT_NPROC, not root)")
+
+    def narrowed(self, *, wall_s: float | None = None) -> SandboxLimits:
+        """These limits with the wall time lowered to ``wall_s`` when that is stricter."""
+        if wall_s is None or wall_s >= self.wall_s:
+            return self
+        return self.model_copy(update={"wall_s": float(wall_s)})
+
+
+class SandboxPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    limits: SandboxLimits = SandboxLimits()
+    isolation: IsolationMode = Field(
+        default="auto",
+        description="auto: the strongest mechanism this machine supports; none: report isolation unavailable",
+    )
+    read_only_workspace: bool = Field(
+        default=True, description="the command's working directory is mounted read-only where a mount namespace exists"
+    )
+
+
+def sandbox_policy_from(section: Any, origin: str = "sandbox") -> SandboxPolicy:
+    """Validate a ``sandbox`` section (a mapping; missing or empty means the defaults)."""
+    if section is None:
+        return SandboxPolicy()
+    if not isinstance(section, dict):
+        raise SandboxPolicyError(f"{origin}: the sandbox section is a mapping")
+    try:
+        return SandboxPolicy.model_validate(section)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise SandboxPolicyError(f"{origin}: sandbox.{where}: {first['msg']}") from exc
+
+
+def read_sandbox_policy(path: Path) -> SandboxPolicy:
+    """The ``sandbox`` section of the central policy file at ``path``."""
+    try:
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SandboxPolicyError(f"{path}: central policy not readable: {' '.join(str(exc).split())}") from exc
+    if not isinstance(document, dict):
+        raise SandboxPolicyError(f"{path}: the central policy is a mapping")
+    return sandbox_policy_from(document.get("sandbox"), str(path))
+
+
+def central_policy_path() -> Path:
+    configured = os.environ.get(CENTRAL_POLICY_VARIABLE, "").strip()
+    return Path(configured) if configured else DEFAULT_CENTRAL_POLICY
+
+
+@cache
+def _cached_default(path: Path, mtime_ns: int) -> SandboxPolicy:
+    return read_sandbox_policy(path)
+
+
+def default_sandbox_policy() -> SandboxPolicy:
+    """The central policy's sandbox section (``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``);
+    the built-in defaults when no central policy file is installed."""
+    path = central_policy_path()
+    try:
+        mtime_ns = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return SandboxPolicy()
+    return _cached_default(path, mtime_ns)

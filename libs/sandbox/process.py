@@ -1,0 +1,189 @@
+"""Start one allow-listed program without a shell under resource limits; read its output up to a cap; kill
+its whole process group when it runs out of wall time or output.
+
+The kernel enforces CPU time (RLIMIT_CPU), address space (RLIMIT_AS), file size (RLIMIT_FSIZE), no core
+dumps, and, for a user other than root, the number of processes (RLIMIT_NPROC); this module enforces wall
+time and output size itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from libs.sandbox.limits import SandboxLimits
+
+LimitName = Literal["wall_time", "cpu_time", "memory", "output", "file_size", "processes"]
+ALLOWED_PROGRAMS: Mapping[str, str] = {"python": sys.executable}
+READ_CHUNK = 64 * 1024
+POLL_S = 0.05
+
+
+class CommandNotAllowed(ValueError):
+    """The command does not start with an allow-listed program name."""
+
+
+def resolve_program(argv: Sequence[str]) -> list[str]:
+    """``argv`` with its program replaced by the allow-listed binary; anything else is refused."""
+    if isinstance(argv, str) or not argv or argv[0] not in ALLOWED_PROGRAMS:
+        program = argv[0] if argv and not isinstance(argv, str) else argv
+        raise CommandNotAllowed(
+            f"refused to run {program!r}: only {sorted(ALLOWED_PROGRAMS)} may run (as ModelGuard's interpreter)"
+        )
+    return [ALLOWED_PROGRAMS[argv[0]], *argv[1:]]
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    returncode: int
+    """As subprocess reports it: negative for a signal."""
+    stdout: bytes
+    stderr: bytes
+    duration_s: float
+    cpu_s: float
+    """User plus system time of the process and every descendant it waited for."""
+    max_rss_bytes: int
+    killed_for: LimitName | None
+    """Set when the sandbox itself killed the command (wall time or output)."""
+
+
+def tasks_of_user(uid: int) -> int:
+    """Threads the user runs now (RLIMIT_NPROC counts threads of the real user across the machine)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = dict(
+                line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines() if ":" in line
+            )
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+    return count
+
+
+def process_limit_enforced() -> bool:
+    """The kernel does not apply RLIMIT_NPROC to root (or to CAP_SYS_RESOURCE holders)."""
+    return os.getuid() != 0
+
+
+def resource_limits(limits: SandboxLimits) -> list[tuple[int, int]]:
+    """(resource, value) pairs, each value also the hard limit so the command cannot raise it back; never
+    above the hard limit ModelGuard itself runs under."""
+    cpu = max(1, math.ceil(limits.cpu_s))
+    wanted = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_AS, limits.memory_bytes),
+        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+    ]
+    if process_limit_enforced():
+        wanted.append((resource.RLIMIT_NPROC, tasks_of_user(os.getuid()) + limits.max_processes))
+    capped = []
+    for name, value in wanted:
+        _, hard = resource.getrlimit(name)
+        capped.append((name, value if hard == resource.RLIM_INFINITY else min(value, hard)))
+    return capped
+
+
+def _preexec(pairs: list[tuple[int, int]]) -> Callable[[], None]:
+    def apply() -> None:
+        for name, value in pairs:
+            hard = value + 1 if name == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL a second later
+            resource.setrlimit(name, (value, hard))
+
+    return apply
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _pump(process: subprocess.Popen[bytes], limits: SandboxLimits, deadline: float) -> tuple[bytes, bytes, str | None]:
+    """Read stdout and stderr until both close, the output cap is passed or the deadline comes."""
+    kept: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+    total = 0
+    reason: str | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ, "stdout")  # type: ignore[arg-type]
+        selector.register(process.stderr, selectors.EVENT_READ, "stderr")  # type: ignore[arg-type]
+        while selector.get_map() and reason is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                reason = "wall_time"
+                break
+            for key, _ in selector.select(timeout=remaining):
+                data = os.read(key.fd, READ_CHUNK)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    continue
+                kept[key.data].append(data[: max(0, limits.output_bytes - total)])
+                total += len(data)
+                if total > limits.output_bytes:
+                    reason = "output"
+                    break
+    return b"".join(kept["stdout"]), b"".join(kept["stderr"]), reason
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited, without reaping it (its zombie keeps the process group id reserved)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def _wait_until(process: subprocess.Popen[bytes], deadline: float) -> bool:
+    while not _exited(process.pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
+
+
+def run_limited(command: Sequence[str], *, cwd: Path, env: Mapping[str, str], limits: SandboxLimits) -> ProcessOutcome:
+    """Run ``command`` (already resolved and wrapped) in its own session; when it ends, exceeds its wall
+    time or its output cap, everything left in its process group is killed."""
+    started = time.monotonic()
+    deadline = started + limits.wall_s
+    process = subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        shell=False,
+        start_new_session=True,
+        close_fds=True,
+        preexec_fn=_preexec(resource_limits(limits)),  # only setrlimit runs between fork and exec
+    )
+    try:
+        stdout, stderr, killed_for = _pump(process, limits, deadline)
+        if killed_for is None and not _wait_until(process, deadline):
+            killed_for = "wall_time"
+    finally:
+        _kill_group(process)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return ProcessOutcome(
+        returncode=process.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        duration_s=round(time.monotonic() - started, 3),
+        cpu_s=round(usage.ru_utime + usage.ru_stime, 3),
+        max_rss_bytes=usage.ru_maxrss * 1024,
+        killed_for=killed_for,  # type: ignore[arg-type]
+    )
