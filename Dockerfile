@@ -1,11 +1,33 @@
+# One image for every ModelGuard service: the command picks the service (docker-compose.yml, deploy/kubernetes/).
+# Slim, non-root (uid 10001), no bytecode written at run time, so pods can run with a read-only root filesystem
+# (give them a writable /tmp and $MODELGUARD_HOME).
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONPATH=/app \
+    MODELGUARD_HOME=/var/lib/modelguard \
+    MODELGUARD_HEALTH_PORT=8080
+
+# git: workspace snapshots and the validator's isolated copies
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --uid 10001 --user-group --home-dir /var/lib/modelguard --create-home --shell /usr/sbin/nologin modelguard
+
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY contracts contracts
 COPY libs libs
 COPY services services
 COPY modelguard modelguard
+RUN pip install . && python -m compileall -q contracts libs services modelguard
 COPY fixtures fixtures
-RUN pip install --no-cache-dir .
-USER 10001
+COPY policy policy
+
+USER 10001:10001
+# 8080: /healthz and /readyz of every service; 8088: the detector's ingestion for model CI (when enabled)
+EXPOSE 8080 8088
+CMD ["python", "-m", "modelguard", "--help"]

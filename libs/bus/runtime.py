@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,17 +21,20 @@ from faststream import AckPolicy, FastStream
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+from opentelemetry import trace
 from pydantic import BaseModel
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
 from libs.bus.external_input import ExternalInput
 from libs.bus.headers import dead_letter_headers, event_headers
+from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.processed_inputs import ProcessedInputs
+from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
-from libs.telemetry import tracer_provider
+from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
 
 log = logging.getLogger("modelguard.bus")
 
@@ -72,13 +76,16 @@ class ServiceDefinition:
         return sorted({contract_for(t).topic for t in self.consumes})
 
 
-def make_broker(settings: Settings, service: str) -> KafkaBroker:
+def make_broker(settings: Settings, service: str, telemetry: ServiceTelemetry | None = None) -> KafkaBroker:
+    telemetry = telemetry or service_telemetry(service, settings.trace_file)
     return KafkaBroker(
         settings.kafka_bootstrap,
         client_id=f"modelguard-{service}",
         enable_idempotence=settings.kafka_idempotence,
         max_request_size=8 * 1024 * 1024,
-        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider(service, settings.trace_file))],
+        middlewares=[
+            KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
+        ],
         graceful_timeout=10.0,
     )
 
@@ -97,9 +104,15 @@ class ServiceRuntime:
         self.settings = settings
         self.key = key
         self.registry = registry
-        self.broker = make_broker(settings, definition.name)
+        self.telemetry = service_telemetry(definition.name, settings.trace_file)
+        self.metrics = ServiceMetrics(self.telemetry.meter_provider.get_meter("modelguard.bus"))
+        self.health = HealthState()
+        self._background: list[asyncio.Task[None]] = []
+        self.broker = make_broker(settings, definition.name, self.telemetry)
         self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
-        self.app = FastStream(self.broker, on_startup=[], after_startup=[self._announce_ready])
+        self.app = FastStream(
+            self.broker, on_startup=[], after_startup=[self._announce_ready], on_shutdown=[self._going_down]
+        )
         self.broker.subscriber(
             *definition.topics,
             group_id=f"modelguard-{definition.name}",
@@ -123,9 +136,17 @@ class ServiceRuntime:
         ready = self.settings.run_dir / f"{self.definition.name}.ready"
         ready.parent.mkdir(parents=True, exist_ok=True)
         ready.write_text(str(os.getpid()))
+        self.health.ready = True
+        self._background.append(asyncio.create_task(beat_forever(self.health)))
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
 
+    async def _going_down(self) -> None:
+        self.health.ready = False
+        for task in self._background:
+            task.cancel()
+
     async def dead_letter(self, raw: bytes, reason: str, detail: str, source: str, key: bytes | None) -> None:
+        self.metrics.dead_lettered(reason)
         log.warning("dead-letter %s from %s: %s", reason, source, detail[:200])
         await self.broker.publish(
             raw,
@@ -138,6 +159,7 @@ class ServiceRuntime:
         record: Any = msg.raw_message
         source = f"{record.topic}/{record.partition}@{record.offset}"
         raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
+        self.metrics.received(record.topic)
         try:
             signed = open_envelope(raw, self.registry)
         except MalformedMessage as exc:
@@ -159,21 +181,26 @@ class ServiceRuntime:
             for envelope in already:
                 await self._publish(open_envelope(envelope, self.registry))
             return
+        started = time.perf_counter()
         try:
             outputs = await asyncio.to_thread(self._handle, signed)
         except RejectedInput as exc:
+            self.metrics.handled(meta.event_type, time.perf_counter() - started, "rejected")
             await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
             self.processed.mark(meta.event_id, [])
             return
         except TransientFailure as exc:
+            self.metrics.handled(meta.event_type, time.perf_counter() - started, "retry")
             log.info("%s will retry %s %s: %s", self.definition.name, meta.event_type, meta.event_id, exc)
             await asyncio.sleep(exc.retry_after_s)
             raise
         except Exception as exc:  # a bug or bad data in a handler must not stop the service
+            self.metrics.handled(meta.event_type, time.perf_counter() - started, "error")
             detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
             await self.dead_letter(raw, "handler-error", detail, source, record.key)
             self.processed.mark(meta.event_id, [])
             return
+        self.metrics.handled(meta.event_type, time.perf_counter() - started, "ok")
         for sealed in outputs:
             await self._publish(sealed)
         self.processed.mark(meta.event_id, [s.envelope_bytes for s in outputs])
@@ -183,6 +210,7 @@ class ServiceRuntime:
             record: Any = msg.raw_message
             source = f"{record.topic}/{record.partition}@{record.offset}"
             raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
+            self.metrics.received(record.topic)
             try:
                 firsts = await asyncio.to_thread(external.handle, raw)
             except RejectedInput as exc:
@@ -205,12 +233,24 @@ class ServiceRuntime:
                     incident_id=first.incident_id,
                     extra_input_digests=[first.input_digest],
                 )
-                await self._publish(seal(event, self.key))
+                await self._publish_first(seal(event, self.key))
             external.after_publish(firsts)
 
         return on_external
 
+    async def _publish_first(self, sealed: SignedEvent) -> None:
+        """The first event of a new incident opens the incident's trace, linked to the message it came from."""
+        tracer = self.telemetry.tracer_provider.get_tracer("modelguard.bus")
+        came_from = trace.get_current_span().get_span_context()
+        with tracer.start_as_current_span(
+            f"{self.definition.name} opens {sealed.event.meta.incident_id}",
+            context=incident_context(sealed.event.meta.incident_id),
+            links=[trace.Link(came_from)] if came_from.is_valid else None,
+        ):
+            await self._publish(sealed)
+
     async def _publish(self, sealed: SignedEvent) -> None:
+        self.metrics.published(sealed.event.meta.event_type)
         await self.broker.publish(
             sealed.envelope_bytes,
             topic=contract_for(sealed.event.meta.event_type).topic,
@@ -245,16 +285,32 @@ def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: Sign
     return sealed
 
 
-def run_service(definition: ServiceDefinition, settings: Settings, key: SigningKey, registry: KeyRegistry) -> None:
+Extension = Callable[["ServiceRuntime"], None]
+
+
+def run_service(
+    definition: ServiceDefinition,
+    settings: Settings,
+    key: SigningKey,
+    registry: KeyRegistry,
+    extend: Extension | None = None,
+) -> None:
+    """Run a service until it is stopped; `extend` may add to its app (the detector's HTTP ingestion)."""
     logging.basicConfig(
         level=os.environ.get("MODELGUARD_LOG_LEVEL", "INFO"),
         format=f"%(asctime)s {definition.name} %(levelname)s %(name)s: %(message)s",
     )
     runtime = ServiceRuntime(definition, settings, key, registry)
+    if extend is not None:
+        extend(runtime)
+    health = start_health_server(runtime.health)
     try:
         asyncio.run(runtime.app.run())
     finally:
+        if health is not None:
+            health.stop()
         runtime.processed.close()
+        runtime.telemetry.shutdown()
 
 
 def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegistry]:
@@ -264,8 +320,10 @@ def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegist
     return load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
 
 
-def serve(name: str, build: Callable[[Settings, SigningKey], ServiceDefinition]) -> None:
+def serve(
+    name: str, build: Callable[[Settings, SigningKey], ServiceDefinition], extend: Extension | None = None
+) -> None:
     """A service process: settings from the environment, its own signing key, its handler wired to Kafka."""
     settings = load_settings()
     key, registry = service_key(settings, name)
-    run_service(build(settings, key), settings, key, registry)
+    run_service(build(settings, key), settings, key, registry, extend)

@@ -1,7 +1,11 @@
-"""Entrypoint of the detector service: `python -m services.detector.main`."""
+"""Entrypoint of the detector service: `python -m services.detector.main`.
+
+With MODELGUARD_INGEST_PORT set it also serves the HTTP ingestion for model CI (services.detector.ingest_server).
+"""
 
 from libs.bus.runtime import serve
+from services.detector.ingest_server import attach_ingestion
 from services.detector.wiring import NAME, definition
 
 if __name__ == "__main__":
-    serve(NAME, definition)
+    serve(NAME, definition, extend=attach_ingestion)

@@ -1,0 +1,96 @@
+"""A service's health endpoint for probes: `GET /healthz` (alive) and `GET /readyz` (consuming).
+
+A tiny HTTP server on its own thread, on `MODELGUARD_HEALTH_PORT` (off when unset or 0). Alive means the
+service's event loop has beaten recently (handlers run on worker threads, so a long handler does not stop
+the beat; a wedged loop does). Ready means the broker is connected and the subscribers started, until shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from libs.settings import SettingsError
+
+HEALTH_PORT_ENV = "MODELGUARD_HEALTH_PORT"
+HEALTH_HOST_ENV = "MODELGUARD_HEALTH_HOST"
+
+
+class HealthState:
+    def __init__(self, stale_after_s: float = 60.0) -> None:
+        self.ready = False
+        self.stale_after_s = stale_after_s
+        self._last_beat = time.monotonic()
+
+    def beat(self) -> None:
+        self._last_beat = time.monotonic()
+
+    @property
+    def alive(self) -> bool:
+        return time.monotonic() - self._last_beat < self.stale_after_s
+
+
+async def beat_forever(state: HealthState, every_s: float = 5.0) -> None:
+    while True:
+        state.beat()
+        await asyncio.sleep(every_s)
+
+
+def _handler_for(state: HealthState) -> type[BaseHTTPRequestHandler]:
+    class Probe(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            checks = {"/healthz": state.alive, "/readyz": state.alive and state.ready}
+            if self.path not in checks:
+                self._answer(404, "not found")
+            else:
+                self._answer(200, "ok") if checks[self.path] else self._answer(503, "not ready")
+
+        def _answer(self, status: int, text: str) -> None:
+            body = (text + "\n").encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # probes every few seconds: not logged
+            return
+
+    return Probe
+
+
+class HealthServer:
+    def __init__(self, state: HealthState, port: int, host: str = "0.0.0.0") -> None:
+        self._server = ThreadingHTTPServer((host, port), _handler_for(state))
+        self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> HealthServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def health_port() -> int | None:
+    raw = os.environ.get(HEALTH_PORT_ENV, "").strip()
+    if not raw or raw == "0":
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise SettingsError(f"{HEALTH_PORT_ENV} must be a TCP port number, got {raw!r}")
+    return int(raw)
+
+
+def start_health_server(state: HealthState) -> HealthServer | None:
+    port = health_port()
+    if port is None:
+        return None
+    return HealthServer(state, port, os.environ.get(HEALTH_HOST_ENV, "0.0.0.0")).start()

@@ -1,0 +1,134 @@
+"""The ingestion endpoint inside the detector process: on the service's event loop, publishing through its
+Kafka producer and its tracer, so a reported evaluation opens the incident's trace.
+
+Configuration (environment): `MODELGUARD_INGEST_PORT` turns it on (off when unset or 0);
+`MODELGUARD_INGEST_TOKEN` (from a Secret, at least 16 characters) is the bearer token CI presents;
+`MODELGUARD_INGEST_HOST` (default 0.0.0.0); `MODELGUARD_REPORTER_KEY_FILE` (default `$KEYS_DIR/reporter.key`)
+is the key the reports are signed with on the CI's behalf, as `modelguard submit` signs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+from opentelemetry.trace import SpanKind
+
+from contracts.events.evaluation import EvaluationReported
+from contracts.registry import contract_for
+from libs.artifacts.store import LocalArtifactStore
+from libs.bus.headers import event_headers
+from libs.bus.runtime import ServiceRuntime
+from libs.events.codec import SignedEvent, open_envelope
+from libs.events.evaluation_report import PRODUCER, sign_report
+from libs.ledger import LedgerStore
+from libs.settings import Settings, SettingsError
+from libs.signing.keys import load_private_key
+from libs.telemetry import incident_context
+from services.detector.ingest_api import IngestPorts, ingestion_app
+from services.detector.ingest_verdict import Verdict, verdict_of
+from services.detector.policy_catalog import load_policies, policy_for
+
+log = logging.getLogger("modelguard.detector.ingest")
+MIN_TOKEN_LENGTH = 16
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    port: int
+    host: str
+    token: str
+    reporter_key_file: Path
+
+    def __repr__(self) -> str:  # the token never reaches a log
+        return f"IngestSettings(port={self.port}, host={self.host!r}, reporter_key_file={self.reporter_key_file})"
+
+
+def ingest_settings(settings: Settings) -> IngestSettings | None:
+    raw = os.environ.get("MODELGUARD_INGEST_PORT", "").strip()
+    if not raw or raw == "0":
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise SettingsError(f"MODELGUARD_INGEST_PORT must be a TCP port number, got {raw!r}")
+    token = os.environ.get("MODELGUARD_INGEST_TOKEN", "").strip()
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise SettingsError(
+            f"MODELGUARD_INGEST_TOKEN must be set, at least {MIN_TOKEN_LENGTH} characters, when the ingestion "
+            "endpoint is on (MODELGUARD_INGEST_PORT)"
+        )
+    key_file = os.environ.get("MODELGUARD_REPORTER_KEY_FILE") or str(settings.keys_dir / f"{PRODUCER}.key")
+    return IngestSettings(int(raw), os.environ.get("MODELGUARD_INGEST_HOST", "0.0.0.0"), token, Path(key_file))
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:  # the service's runtime owns SIGTERM and SIGINT
+        yield
+
+
+def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings) -> IngestPorts:
+    settings = runtime.settings
+    reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
+    policies = load_policies(settings.policy_dir)
+    tracer = runtime.telemetry.tracer_provider.get_tracer("modelguard.detector.ingest")
+    ledger: list[LedgerStore] = []
+
+    def metric_for(model_urn: str) -> str | None:
+        loaded = policy_for(policies, model_urn)
+        return loaded.policy.gate.metric if loaded is not None else None
+
+    def sign(evaluation: EvaluationReported, metric: str) -> SignedEvent:
+        return sign_report(evaluation, metric, reporter_key)
+
+    async def publish(signed: SignedEvent) -> None:
+        meta = signed.event.meta
+        with tracer.start_as_current_span(
+            "POST /evaluations",
+            context=incident_context(meta.incident_id),
+            kind=SpanKind.SERVER,
+            attributes={"modelguard.incident_id": meta.incident_id, "modelguard.event_id": meta.event_id},
+        ):
+            await runtime.broker.publish(
+                signed.envelope_bytes,
+                topic=contract_for(meta.event_type).topic,
+                key=meta.incident_id.encode(),
+                headers=event_headers(signed),
+            )
+        log.info("accepted %s %s of %s from CI", meta.event_type, meta.event_id, meta.incident_id)
+
+    def verdict(incident_id: str, run_id: str) -> Verdict:
+        if not ledger:
+            ledger.append(LedgerStore(settings.ledger_url))
+        rows = ledger[0].incident_events(incident_id)
+        events = [open_envelope(row.envelope.encode(), runtime.registry) for row in rows]
+        return verdict_of(incident_id, run_id, events)
+
+    return IngestPorts(ingest.token, LocalArtifactStore(settings.artifacts_dir), metric_for, sign, publish, verdict)
+
+
+def attach_ingestion(runtime: ServiceRuntime) -> None:
+    """Serve the ingestion endpoint while the service runs, when MODELGUARD_INGEST_PORT is set."""
+    ingest = ingest_settings(runtime.settings)
+    if ingest is None:
+        return
+    app = ingestion_app(ingestion_ports(runtime, ingest))
+    config = uvicorn.Config(app, host=ingest.host, port=ingest.port, log_level="warning", access_log=False)
+    server = _Server(config)
+    serving: list[asyncio.Task[None]] = []
+
+    async def start() -> None:
+        serving.append(asyncio.create_task(server.serve()))
+        log.info("ingestion endpoint on %s:%d", ingest.host, ingest.port)
+
+    async def stop() -> None:
+        server.should_exit = True
+        await asyncio.gather(*serving, return_exceptions=True)
+
+    runtime.app.after_startup(start)
+    runtime.app.on_shutdown(stop)

@@ -1,0 +1,133 @@
+"""The detector process serving POST /evaluations on the embedded broker: a bad token and a bad body refused,
+a good report put on the bus signed, gated by the detector, logged by the ledger, its verdict served, and its
+spans in the incident's trace."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from contracts.registry import contract_for
+from libs.bus.embedded_broker import free_loopback_port
+from libs.events.codec import open_envelope
+from libs.telemetry import incident_trace_id
+from modelguard.stack import REPO_ROOT
+from services.detector.policy_catalog import load_policies
+from tests.support.kafka_reader import read_topic
+from tests.support.running_stack import RunningStack, running_stack
+from tests.support.sample_events import evaluation
+
+pytestmark = [pytest.mark.e2e, pytest.mark.broker]
+
+TOKEN = "stack-ingest-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def ingesting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningStack, str]]:
+    port = free_loopback_port()
+    env = {"MODELGUARD_INGEST_PORT": str(port), "MODELGUARD_INGEST_TOKEN": TOKEN, "MODELGUARD_INGEST_HOST": "127.0.0.1"}
+    with running_stack(tmp_path_factory.mktemp("ingest"), env, services=("ledger", "detector")) as stack:
+        yield stack, f"http://127.0.0.1:{port}"
+
+
+def _call(url: str, method: str, path: str, token: str = TOKEN, **kwargs: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}", **kwargs.pop("headers", {})}
+    return httpx.request(method, url + path, headers=headers, timeout=30, **kwargs)
+
+
+def _a_model_and_metric_the_policies_cover(stack: RunningStack) -> tuple[str, str]:
+    policy = load_policies(stack.settings.policy_dir)[0].policy
+    return policy.applies_to[0].replace("*", "x"), policy.gate.metric
+
+
+def test_a_report_over_http_is_gated_logged_traced_and_answered(ingesting: tuple[RunningStack, str]) -> None:
+    stack, url = ingesting
+    model, metric = _a_model_and_metric_the_policies_cover(stack)
+    sample = evaluation(run_id="http-run-1", seed="http")
+    report = sample.model_copy(
+        update={
+            "workspace": sample.workspace.model_copy(update={"model_urn": model}),
+            "baseline_metrics": {metric: 0.80},
+            "candidate_metrics": {metric: 0.81},
+        }
+    )
+    body = report.model_dump(mode="json")
+
+    assert _call(url, "POST", "/evaluations", token="not-the-token-at-all", json=body).status_code == 401
+    refused = _call(url, "POST", "/evaluations", json=body | {"baseline_metrics": "high"})
+    assert refused.status_code == 422
+    assert refused.json() == {"error": "baseline_metrics: Input should be a valid dictionary"}
+    for part, media_type in (("base", "application/x-tar"), ("candidate", "application/x-tar"), ("data", "text/csv")):
+        content = f"{part}-http".encode()
+        path = f"/artifacts/{hashlib.sha256(content).hexdigest()}"
+        assert _call(url, "PUT", path, content=content, headers={"Content-Type": media_type}).status_code == 201
+
+    accepted = _call(url, "POST", "/evaluations", json=body)
+
+    assert accepted.status_code == 202, accepted.text
+    incident = accepted.json()["incident_id"]
+    [record] = [
+        r
+        for r in read_topic(stack.bootstrap, contract_for("EvaluationReported").topic, expected=1, timeout_s=30)
+        if r.key == incident.encode()
+    ]
+    on_the_bus = open_envelope(record.value, stack.registry)
+    assert on_the_bus.event.payload == report and on_the_bus.event.meta.producer == "reporter"
+    assert dict(record.headers)["traceparent"].decode().split("-")[1] == incident_trace_id(incident)
+
+    deadline, verdict = time.monotonic() + 60, {}
+    while time.monotonic() < deadline:
+        verdict = _call(url, "GET", accepted.json()["verdict_url"]).json()
+        if verdict["finished"]:
+            break
+        time.sleep(0.25)
+    assert verdict["status"] == "passed" and verdict["events"] == ["EvaluationReported", "EvaluationPassed"]
+    assert verdict["gate"]["metric"] == metric and verdict["gate"]["regressed"] is False
+
+    spans = [json.loads(line) for line in (stack.settings.home / "traces.jsonl").read_text().splitlines()]
+    [server_span] = [s for s in spans if s["name"] == "POST /evaluations"]
+    assert server_span["trace_id"] == incident_trace_id(incident)
+    joined = {s["service"] for s in spans if s["trace_id"] == incident_trace_id(incident)}
+    assert joined == {"modelguard-detector", "modelguard-ledger"}
+
+
+def test_the_ci_script_reports_a_real_repository_and_waits_for_the_detectors_verdict(
+    ingesting: tuple[RunningStack, str], tmp_path: Path
+) -> None:
+    stack, url = ingesting
+    model, metric = _a_model_and_metric_the_policies_cover(stack)
+    repo = tmp_path / "model"
+    repo.mkdir()
+    identity = ["-c", "user.name=ci", "-c", "user.email=ci@example.com"]
+    for step in (
+        ["init", "-q"],
+        ["commit", "-q", "--allow-empty", "-m", "base"],
+        ["commit", "-q", "--allow-empty", "-m", "candidate"],
+    ):
+        subprocess.run(["git", *identity, *step], cwd=repo, check=True, capture_output=True)
+    (tmp_path / "base.json").write_text(json.dumps({metric: 0.70}))
+    (tmp_path / "candidate.json").write_text(json.dumps({metric: 0.70}))
+    (tmp_path / "eval.csv").write_text("x\n1\n")
+    script = REPO_ROOT / "deploy" / "github-action" / "modelguard_ci.py"
+    argv = [sys.executable, str(script), "--url", url, "--model-urn", model, "--repository", "acme/model"]
+    argv += ["--repository-path", str(repo), "--base", "HEAD~1", "--candidate", "HEAD", "--run-id", "script-1"]
+    argv += ["--baseline-metrics", str(tmp_path / "base.json"), "--candidate-metrics", str(tmp_path / "candidate.json")]
+    argv += ["--data", str(tmp_path / "eval.csv"), "--evaluation-command", "python evaluate.py"]
+    argv += ["--wait", "--poll", "0.25", "--timeout", "60"]
+
+    done = subprocess.run(
+        argv, env={"PATH": os.environ["PATH"], "MODELGUARD_TOKEN": TOKEN}, capture_output=True, text=True, timeout=120
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ": passed (" in done.stdout and TOKEN not in done.stdout + done.stderr

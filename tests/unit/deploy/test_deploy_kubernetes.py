@@ -1,0 +1,224 @@
+"""The Kubernetes manifests: every file valid against the Kubernetes schemas (kubernetes-validate, offline,
+strict: an unknown field fails), each variant rendered by kustomize (`kubectl kustomize`) and valid, and what
+production needs: a Deployment per service with probes, requests, non-root read-only pods, keys and tokens from
+Secrets, configuration and policy in ConfigMaps, topics from Strimzi or a Job, a NetworkPolicy, KEDA as an option.
+Custom resources (Strimzi's KafkaTopic, KEDA's ScaledObject) are checked field by field, not against their CRDs."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from contracts.registry import all_topics
+from libs.policy import parse_policy
+from modelguard.stack import REPO_ROOT, SERVICES
+
+DEPLOY = REPO_ROOT / "deploy"
+KUBERNETES_VERSION = "1.30.0"  # the oldest minor release still in common support; later ones accept the same
+VARIANTS = {"default": DEPLOY / "kubernetes", "without-strimzi": DEPLOY / "overlays" / "without-strimzi"}
+VARIANTS["with-keda"] = DEPLOY / "overlays" / "with-keda"
+CUSTOM_KINDS = {"KafkaTopic", "ScaledObject"}
+SECRETS = {f"modelguard-key-{s}" for s in (*SERVICES, "reporter")} | {
+    "modelguard-ledger",
+    "modelguard-ingest",
+    "modelguard-datahub",
+    "modelguard-publisher",
+}
+
+
+def _documents(text: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def _manifest_files() -> Iterator[Path]:
+    for path in sorted(DEPLOY.rglob("*.yaml")):
+        if "compose" in path.parts or path.name == "kustomization.yaml" or "policies" in path.parts:
+            continue
+        yield path
+
+
+def _kubectl() -> str | None:
+    return shutil.which("kubectl")
+
+
+def _rendered(variant: str) -> list[dict[str, Any]]:
+    kubectl = _kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed: the files are validated one by one, the kustomize render is not")
+    done = subprocess.run([kubectl, "kustomize", str(VARIANTS[variant])], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return _documents(done.stdout)
+
+
+def _problems(document: dict[str, Any]) -> list[str]:
+    if document["kind"] in CUSTOM_KINDS:
+        return _custom_resource_problems(document)
+    try:
+        kubernetes_validate.validate(document, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        return [f"{document['kind']}/{document['metadata']['name']}: {'.'.join(map(str, exc.path))}: {exc.message}"]
+    return []
+
+
+def _custom_resource_problems(document: dict[str, Any]) -> list[str]:
+    spec, name = document.get("spec", {}), document["metadata"].get("name", "?")
+    if document["kind"] == "KafkaTopic":
+        ok = document["apiVersion"] == "kafka.strimzi.io/v1beta2" and set(spec) <= {
+            "topicName",
+            "partitions",
+            "replicas",
+            "config",
+        }
+        ok = ok and spec["partitions"] >= 1 and 1 <= spec["replicas"] <= 32767
+        ok = ok and "strimzi.io/cluster" in document["metadata"]["labels"]
+    else:
+        ok = document["apiVersion"] == "keda.sh/v1alpha1" and "name" in spec["scaleTargetRef"]
+        ok = ok and 0 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
+        ok = ok and all(
+            t["type"] == "kafka" and {"bootstrapServers", "consumerGroup"} <= set(t["metadata"])
+            for t in spec["triggers"]
+        )
+    return [] if ok else [f"{document['kind']}/{name}: malformed"]
+
+
+def test_every_manifest_file_is_valid_on_its_own() -> None:
+    files = list(_manifest_files())
+    assert len(files) >= 8
+    problems = [p for path in files for d in _documents(path.read_text()) for p in _problems(d)]
+    assert problems == []
+
+
+def test_the_validation_is_strict() -> None:
+    [deployment, *_] = _documents((DEPLOY / "kubernetes" / "services.yaml").read_text())
+    broken = copy.deepcopy(deployment)
+    broken["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGet"]["paht"] = "/readyz"
+    assert _problems(broken)
+    broken = copy.deepcopy(deployment)
+    broken["spec"]["replicas"] = "two"
+    assert _problems(broken)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_each_variant_renders_and_is_valid(variant: str) -> None:
+    documents = _rendered(variant)
+    assert [p for d in documents for p in _problems(d)] == []
+    kinds = [d["kind"] for d in documents]
+    topics = sorted(d["spec"]["topicName"] for d in documents if d["kind"] == "KafkaTopic")
+    jobs = [d for d in documents if d["kind"] == "Job"]
+    if variant == "without-strimzi":
+        assert topics == [] and [j["spec"]["template"]["spec"]["containers"][0]["command"] for j in jobs] == [
+            ["python", "-m", "libs.bus.topics_job"]
+        ]
+    else:
+        assert topics == sorted(all_topics()) and jobs == []
+    assert ("ScaledObject" in kinds) == (variant == "with-keda")
+
+
+def _by_kind(documents: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d for d in documents if d["kind"] == kind}
+
+
+def test_every_service_runs_non_root_read_only_probed_and_with_requests() -> None:
+    documents = _rendered("default")
+    deployments = _by_kind(documents, "Deployment")
+    config = _by_kind(documents, "ConfigMap")["modelguard-config"]["data"]
+    claims = set(_by_kind(documents, "PersistentVolumeClaim"))
+    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES}
+    for service in SERVICES:
+        pod = deployments[f"modelguard-{service}"]["spec"]["template"]["spec"]
+        [container] = pod["containers"]
+        assert container["command"] == ["python", "-m", f"services.{service}.main"]
+        assert pod["securityContext"]["runAsNonRoot"] and pod["securityContext"]["runAsUser"] == 10001
+        assert pod["automountServiceAccountToken"] is False
+        security = container["securityContext"]
+        assert security["readOnlyRootFilesystem"] and not security["allowPrivilegeEscalation"]
+        assert security["capabilities"]["drop"] == ["ALL"]
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert ports["health"] == int(config["MODELGUARD_HEALTH_PORT"])
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+        assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+        mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        assert {"/tmp", config["MODELGUARD_HOME"], config["MODELGUARD_KEYS_DIR"]} <= set(mounts)
+        assert set(mounts.values()) == set(volumes)
+        assert volumes["signing"]["secret"]["secretName"] == f"modelguard-key-{service}"
+        used = {v["persistentVolumeClaim"]["claimName"] for v in volumes.values() if "persistentVolumeClaim" in v}
+        assert used <= claims
+        stateless = service == "ledger"
+        assert ("persistentVolumeClaim" in volumes["state"]) is not stateless
+        assert deployments[f"modelguard-{service}"]["spec"]["strategy"]["type"] == (
+            "RollingUpdate" if stateless else "Recreate"
+        )
+    assert deployments["modelguard-ledger"]["spec"]["replicas"] > 1
+
+
+def test_keys_and_tokens_come_from_secrets_and_configuration_from_configmaps() -> None:
+    documents = _rendered("default")
+    assert "Secret" not in {d["kind"] for d in documents}, "Secrets are created by the operator, not shipped"
+    referenced: set[str] = set()
+    for deployment in _by_kind(documents, "Deployment").values():
+        pod = deployment["spec"]["template"]["spec"]
+        for env in pod["containers"][0]["env"]:
+            if "valueFrom" in env:
+                referenced.add(env["valueFrom"]["secretKeyRef"]["name"])
+            else:
+                assert not any(word in env["name"] for word in ("TOKEN", "PASSWORD", "LEDGER_URL")), env
+        referenced |= {v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v}
+    assert referenced == SECRETS
+    documented = (REPO_ROOT / "docs" / "deploy.md").read_text()
+    assert all(name in documented for name in SECRETS if not name.startswith("modelguard-key-"))
+    config = _by_kind(documents, "ConfigMap")["modelguard-config"]["data"]
+    assert not any(word in key for key in config for word in ("TOKEN", "PASSWORD", "SECRET"))
+    [policies] = [d for n, d in _by_kind(documents, "ConfigMap").items() if n.startswith("modelguard-policies")]
+    for name, text in policies["data"].items():
+        assert parse_policy(text.encode(), name).gate.metric
+    detector = _by_kind(documents, "Deployment")["modelguard-detector"]["spec"]["template"]["spec"]["volumes"]
+    assert {v["name"]: v for v in detector}["policies"]["configMap"]["name"] == policies["metadata"]["name"]
+
+
+def test_the_network_is_denied_by_default_and_opened_per_need() -> None:
+    policies = _by_kind(_rendered("default"), "NetworkPolicy")
+    deny = policies["modelguard-default-deny"]["spec"]
+    assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    ingest = policies["modelguard-ingest"]["spec"]
+    assert ingest["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "modelguard-detector"}
+    assert ingest["ingress"] == [{"ports": [{"port": 8088, "protocol": "TCP"}]}]
+    service = _by_kind(_rendered("default"), "Service")["modelguard-ingest"]["spec"]
+    assert service["selector"] == ingest["podSelector"]["matchLabels"]
+
+
+def test_keda_scales_on_the_lag_of_each_services_consumer_group() -> None:
+    documents = _rendered("with-keda")
+    deployments = _by_kind(documents, "Deployment")
+    config = _by_kind(documents, "ConfigMap")["modelguard-config"]["data"]
+    scaled = _by_kind(documents, "ScaledObject")
+    assert "replicas" not in deployments["modelguard-ledger"]["spec"], "KEDA owns the ledger's replica count"
+    groups = set()
+    for name, scaled_object in scaled.items():
+        spec = scaled_object["spec"]
+        assert spec["scaleTargetRef"]["name"] == name and name in deployments
+        volumes = deployments[name]["spec"]["template"]["spec"]["volumes"]
+        stateful = any("persistentVolumeClaim" in v for v in volumes if v["name"] == "state")
+        assert (spec["maxReplicaCount"] == 1) if stateful else (spec["maxReplicaCount"] > 1), name
+        for trigger in spec["triggers"]:
+            assert trigger["metadata"]["bootstrapServers"] == config["MODELGUARD_KAFKA_BOOTSTRAP"]
+            groups.add(trigger["metadata"]["consumerGroup"])
+    assert "modelguard-detector" not in scaled, "the detector serves CI's HTTP and never scales to zero"
+    assert groups == {f"modelguard-{s}" for s in SERVICES if s != "detector"} | {"modelguard-context-datahub-mcl"}
+
+
+def test_the_topics_live_where_the_configured_kafka_cluster_is() -> None:
+    config = _documents((DEPLOY / "kubernetes" / "config.yaml").read_text())[0]["data"]
+    cluster_host = config["MODELGUARD_KAFKA_BOOTSTRAP"].split(":")[0]  # <cluster>-kafka-bootstrap.<namespace>
+    for topic in _documents((DEPLOY / "kubernetes" / "topics.yaml").read_text()):
+        namespace, cluster = topic["metadata"]["namespace"], topic["metadata"]["labels"]["strimzi.io/cluster"]
+        assert cluster_host == f"{cluster}-kafka-bootstrap.{namespace}"
