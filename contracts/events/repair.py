@@ -29,3 +29,9 @@ class RepairWithheld(IncidentState):
     hypothesis: str | None
     reason: str
     violations: list[str] = Field(default_factory=list)
+    reason_code: str | None = Field(
+        default=None, description='why, as a code; "cause_in_data" when no code repair is the right answer'
+    )
+    owners_to_notify: list[str] = Field(
+        default_factory=list, description="owners of the model and of the faulty upstream data, for a data cause"
+    )

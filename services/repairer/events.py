@@ -20,6 +20,7 @@ def withheld_after_abstention(abstained: DiagnosisAbstained) -> RepairWithheld:
         diagnosis=abstained.report,
         hypothesis=None,
         reason=f"the diagnosis abstained: {abstained.reason}",
+        reason_code="diagnosis_abstained",
     )
 
 
@@ -33,6 +34,8 @@ def repair_event(
             hypothesis=outcome.hypothesis,
             reason=f"{outcome.reason_code}: {outcome.reason}",
             violations=[f"{v.rule}: {v.detail}" for v in outcome.violations],
+            reason_code=outcome.reason_code,
+            owners_to_notify=list(outcome.owners),
         )
     artifact = store_patch(outcome.unified_diff.encode())
     if artifact.sha256 != outcome.patch_sha256:

@@ -1,4 +1,9 @@
-"""Propose the smallest permitted repair for a diagnosis, or withhold one and say why."""
+"""Propose the smallest permitted repair for a diagnosis, or withhold one and say why.
+
+Outcomes: a proposal (a strategy's edit that passed the patch guard); ``cause_in_data`` (no code repair is
+right: the cause is in the data and nothing declares what the code should do with it; the owners to tell
+are named); or a withholding (no strategy could produce a permitted patch).
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from services.repairer.catalogue import CATALOGUE
-from services.repairer.patch_guard import GuardVerdict, GuardViolation, ProposedPatch, check_patch
+from libs.patch_guard.policy import GuardPolicyError
+from libs.patch_guard.workspace_config import WorkspaceConfigError
+from services.repairer.catalogue import (
+    CATALOGUE,
+    CAUSE_IN_DATA,
+    DECLARATIONS,
+    NEED_DESCRIPTION,
+    REPAIRS_BY_HYPOTHESIS,
+)
+from services.repairer.patch_guard import GuardVerdict, GuardViolation, ProposedPatch, check_patch, guard_policy
+from services.repairer.repair_context import RepairContext, build_context
 from services.repairer.repair_target import NoRepairTarget, RepairTarget, read_repair_target
-from services.repairer.strategies.outcome import SourceEdit, StrategyRefusal
+from services.repairer.source_tree import SourceTree
+from services.repairer.strategies.outcome import MultiFileEdit, StrategyRefusal
 
 WithholdingReason = Literal[
     "diagnosis_abstained",
-    "no_target",
-    "target_unreadable",
+    "cause_in_data",
     "no_applicable_strategy",
     "strategy_refused",
     "guard_rejected",
@@ -32,13 +46,15 @@ class RepairProposal(BaseModel):
     hypothesis: str
     confidence: float | None
     file: str
-    function: str
+    """The first file the patch changes."""
+    function: str | None
     files: tuple[str, ...]
     unified_diff: str
     patch_sha256: str
     added_lines: int
     removed_lines: int
     inserted_lines: tuple[str, ...]
+    """The patch's added lines, in diff order."""
     rationale: str
     guard: GuardVerdict
 
@@ -46,10 +62,13 @@ class RepairProposal(BaseModel):
 class RepairWithholding(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    decision: Literal["withheld"] = "withheld"
+    decision: Literal["withheld", "no_code_repair"] = "withheld"
+    """``no_code_repair`` exactly when ``reason_code`` is ``cause_in_data``."""
     reason_code: WithholdingReason
     reason: str
     hypothesis: str | None
+    owners: tuple[str, ...] = ()
+    """Who to notify when the cause is in the data: the model's owners, then the upstream datasets' owners."""
     refusals: tuple[StrategyRefusal, ...] = ()
     violations: tuple[GuardViolation, ...] = ()
 
@@ -59,85 +78,131 @@ def propose_repair(
     candidate_dir: Path,
     repair_policy: Mapping[str, Any],
     workspace_spec: Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
 ) -> RepairProposal | RepairWithholding:
-    """Try the policy's strategies, in its order, that answer the diagnosed hypothesis; the first edit
-    that passes the patch guard is proposed. ``candidate_dir`` is only read."""
+    """Try the strategies that answer the diagnosed hypothesis, in the catalogue's order and as far as the
+    policy permits them; the first edit that passes the patch guard is proposed.
+
+    ``candidate_dir`` and ``base_dir`` (the two revisions' trees) are only read. ``workspace_spec`` is the
+    workspace config: its commands (protected from repair), ``repair_paths``, ``categorical_defaults`` and
+    ``null_fills``. Without ``base_dir``, revert_change refuses and guarded_division takes no fallback from
+    the base revision.
+    """
     target = read_repair_target(diagnosis_outcome)
     if isinstance(target, NoRepairTarget):
         return RepairWithholding(reason_code=target.reason_code, reason=target.reason, hypothesis=target.hypothesis)
-    source = _read_target_source(Path(candidate_dir), target.file)
-    if source is None:
-        return RepairWithholding(
-            reason_code="target_unreadable",
-            reason=f"{target.file} is not a readable file inside the candidate workspace",
-            hypothesis=target.hypothesis,
+    names = REPAIRS_BY_HYPOTHESIS.get(target.hypothesis, ())
+    if not names:
+        if target.hypothesis in CAUSE_IN_DATA:
+            return _cause_in_data(target, f"{target.hypothesis} has no code repair")
+        return _withhold(target, "no_applicable_strategy", f"no strategy answers the hypothesis {target.hypothesis!r}")
+    try:
+        guard = guard_policy(repair_policy, workspace_spec)
+    except (GuardPolicyError, WorkspaceConfigError) as error:
+        violation = GuardViolation(rule="policy_unreadable", detail=str(error))
+        return _withhold(target, "guard_rejected", f"the repair policy is unreadable: {error}", violations=(violation,))
+    permitted = [name for name in names if name in guard.strategies]
+    if not permitted:
+        return _withhold(
+            target, "no_applicable_strategy", f"the policy permits none of {list(names)} for {target.hypothesis!r}"
         )
-    strategies = [
-        CATALOGUE[name]
-        for name in repair_policy.get("strategies") or []
-        if name in CATALOGUE and target.hypothesis in CATALOGUE[name].answers
-    ]
-    if not strategies:
-        return RepairWithholding(
-            reason_code="no_applicable_strategy",
-            reason=f"no permitted strategy answers the hypothesis {target.hypothesis!r}",
-            hypothesis=target.hypothesis,
-        )
+    context = build_context(
+        candidate=SourceTree(Path(candidate_dir)),
+        base=SourceTree(Path(base_dir)) if base_dir is not None else None,
+        hypothesis=target.hypothesis,
+        suspect=target.suspect,
+        hints=target.hints,
+        repair_policy=repair_policy,
+        workspace_spec=workspace_spec,
+        guard=guard,
+    )
+    return _first_permitted_edit(target, context, permitted, repair_policy, workspace_spec)
+
+
+def _first_permitted_edit(
+    target: RepairTarget,
+    context: RepairContext,
+    names: list[str],
+    repair_policy: Mapping[str, Any],
+    workspace_spec: Mapping[str, Any],
+) -> RepairProposal | RepairWithholding:
     refusals: list[StrategyRefusal] = []
     violations: list[GuardViolation] = []
-    for strategy in strategies:
-        edit = strategy.edit(source, target)
+    undeclared = 0
+    for name in names:
+        strategy = CATALOGUE[name]
+        missing = strategy.missing(context)
+        if missing:
+            undeclared += any(need in DECLARATIONS for need in missing)
+            reason = "; ".join(NEED_DESCRIPTION[need] for need in missing)
+            refusals.append(StrategyRefusal(strategy=name, reason=reason))
+            continue
+        edit = strategy.propose(context)
         if isinstance(edit, StrategyRefusal):
             refusals.append(edit)
             continue
         verdict = check_patch(
-            ProposedPatch(strategy=edit.strategy, unified_diff=edit.unified_diff, files=(edit.file,)),
+            ProposedPatch(strategy=edit.strategy, unified_diff=edit.unified_diff, files=edit.files),
             repair_policy,
             workspace_spec,
+            workspace=context.candidate.root,
         )
         if verdict.allowed:
             return _proposal(target, edit, verdict)
         violations.extend(verdict.violations)
     if violations:
-        return RepairWithholding(
-            reason_code="guard_rejected",
-            reason="the patch guard rejected every edit: " + "; ".join(v.rule for v in violations),
-            hypothesis=target.hypothesis,
+        return _withhold(
+            target,
+            "guard_rejected",
+            "the patch guard rejected every edit: " + "; ".join(v.rule for v in violations),
             refusals=tuple(refusals),
             violations=tuple(violations),
         )
+    explained = "; ".join(f"{refusal.strategy}: {refusal.reason}" for refusal in refusals)
+    if undeclared == len(names) and target.hypothesis in CAUSE_IN_DATA:
+        return _cause_in_data(target, explained, refusals=tuple(refusals))
+    return _withhold(target, "strategy_refused", explained, refusals=tuple(refusals))
+
+
+def _cause_in_data(target: RepairTarget, why: str, refusals: tuple[StrategyRefusal, ...] = ()) -> RepairWithholding:
+    owners = ", ".join(target.owners) or "no owner is recorded"
     return RepairWithholding(
-        reason_code="strategy_refused",
-        reason="; ".join(f"{refusal.strategy}: {refusal.reason}" for refusal in refusals),
+        decision="no_code_repair",
+        reason_code="cause_in_data",
+        reason=f"the cause ({target.hypothesis}) is in the data, not the code: {why}; notify {owners}",
         hypothesis=target.hypothesis,
-        refusals=tuple(refusals),
+        owners=target.owners,
+        refusals=refusals,
     )
 
 
-def _proposal(target: RepairTarget, edit: SourceEdit, verdict: GuardVerdict) -> RepairProposal:
+def _withhold(
+    target: RepairTarget,
+    code: Literal["no_applicable_strategy", "strategy_refused", "guard_rejected"],
+    reason: str,
+    *,
+    refusals: tuple[StrategyRefusal, ...] = (),
+    violations: tuple[GuardViolation, ...] = (),
+) -> RepairWithholding:
+    return RepairWithholding(
+        reason_code=code, reason=reason, hypothesis=target.hypothesis, refusals=refusals, violations=violations
+    )
+
+
+def _proposal(target: RepairTarget, edit: MultiFileEdit, verdict: GuardVerdict) -> RepairProposal:
     return RepairProposal(
         strategy=edit.strategy,
         hypothesis=target.hypothesis,
         confidence=target.confidence,
-        file=edit.file,
+        file=edit.files[0],
         function=edit.function,
         files=verdict.files,
         unified_diff=edit.unified_diff,
         patch_sha256=hashlib.sha256(edit.unified_diff.encode("utf-8")).hexdigest(),
         added_lines=verdict.added_lines,
         removed_lines=verdict.removed_lines,
-        inserted_lines=edit.inserted_lines,
+        inserted_lines=edit.added_lines,
         rationale=edit.rationale,
         guard=verdict,
     )
-
-
-def _read_target_source(candidate_dir: Path, relpath: str) -> str | None:
-    root = candidate_dir.resolve()
-    path = (root / relpath).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None

@@ -1,10 +1,10 @@
-"""Read what a repair needs from a diagnosis outcome given as a dict (the repairer never imports the
-diagnoser: it reads the data the diagnosis phase published).
+"""Read what a repair needs from a diagnosis outcome given as data (the repairer never imports the
+diagnoser: it reads what the diagnosis phase published).
 
-Accepted shapes: the diagnoser's ``DiagnosisOutcome`` dump (``decision``, ``chosen_hypothesis``,
-``confidence``, ``suspected {file, function, divisor}``, ``abstention_reason``) and the
-``DiagnosisCompleted`` / ``DiagnosisAbstained`` event payloads (``hypothesis``, ``confidence``,
-``report.suspect {file, function}``, ``reason``).
+Accepted shapes: the ``DiagnosisCompleted`` / ``DiagnosisAbstained`` event payloads (``hypothesis``,
+``confidence``, ``report.suspect``, ``report.repair_hints``, ``report.context_summary``, ``reason``) and the
+diagnoser's diagnosis outcome dump (``decision``, ``chosen_hypothesis``, ``confidence``, ``suspected``,
+``repair_hints``, ``abstention_reason``).
 """
 
 from __future__ import annotations
@@ -14,21 +14,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.events.diagnosis import RepairHints, Suspect
+
 
 class RepairTarget(BaseModel):
+    """A named cause: the hypothesis, where the diagnosis points, its hints, and who to tell."""
+
     model_config = ConfigDict(frozen=True)
 
     hypothesis: str
     confidence: float | None
-    file: str
-    function: str
-    divisor: str | None = None
+    suspect: Suspect | None = None
+    hints: RepairHints = RepairHints()
+    owners: tuple[str, ...] = ()
+    """The model's owners, then the upstream datasets' owners when the diagnosis carries them."""
 
 
 class NoRepairTarget(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    reason_code: Literal["diagnosis_abstained", "no_target"]
+    reason_code: Literal["diagnosis_abstained"]
     reason: str
     hypothesis: str | None = None
 
@@ -39,19 +44,25 @@ def read_repair_target(outcome: Mapping[str, Any] | BaseModel) -> RepairTarget |
     if data.get("decision") == "abstained" or not hypothesis:
         reason = data.get("abstention_reason") or data.get("reason") or "no hypothesis was chosen"
         return NoRepairTarget(reason_code="diagnosis_abstained", reason=f"the diagnosis abstained: {reason}")
-    suspected = data.get("suspected") or (data.get("report") or {}).get("suspect") or {}
-    file, function = suspected.get("file"), suspected.get("function")
-    if not file or not function:
-        return NoRepairTarget(
-            reason_code="no_target",
-            reason=f"the diagnosis ({hypothesis}) names no file and function to repair",
-            hypothesis=hypothesis,
-        )
+    report = data.get("report") or {}
+    suspected = data.get("suspected") or report.get("suspect") or {}
     confidence = data.get("confidence")
     return RepairTarget(
         hypothesis=str(hypothesis),
         confidence=float(confidence) if confidence is not None else None,
-        file=str(file),
-        function=str(function),
-        divisor=suspected.get("divisor"),
+        suspect=_suspect(suspected),
+        hints=RepairHints.model_validate(data.get("repair_hints") or report.get("repair_hints") or {}),
+        owners=_owners(data.get("context_summary") or report.get("context_summary") or {}),
     )
+
+
+def _suspect(suspected: Mapping[str, Any]) -> Suspect | None:
+    file, function = suspected.get("file"), suspected.get("function")
+    if not file or not function:
+        return None
+    return Suspect(file=str(file), function=str(function), divisor=suspected.get("divisor"))
+
+
+def _owners(summary: Mapping[str, Any]) -> tuple[str, ...]:
+    named = [*(summary.get("model_owners") or []), *(summary.get("upstream_owners") or [])]
+    return tuple(dict.fromkeys(str(owner) for owner in named))

@@ -30,7 +30,11 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         diagnosed: DiagnosisCompleted = signed.event.payload
         with incident_workspace(artifacts, diagnosed, scratch) as (policy, workspace):
             outcome = propose_repair(
-                diagnosed, workspace.candidate, policy.repair.model_dump(), policy.workspace.model_dump()
+                diagnosed,
+                workspace.candidate,
+                policy.repair,
+                policy.workspace.model_dump(mode="json"),
+                base_dir=workspace.base,
             )
         return [repair_event(diagnosed, outcome, store_patch)]
 

@@ -1,31 +1,71 @@
-"""guarded_division: put a zero guard in front of a function that divides by one of its parameters.
+"""guarded_division: put a guard in front of the divisions a function makes by a bare name.
 
-The edit is two inserted lines, right after the docstring (or before the first statement)::
+For divisors that are parameters the edit is two inserted lines, right after the docstring (or before the
+first statement)::
 
-    if <divisor> <= 0:
-        return <default>
+    if <divisor> <= 0:            # several divisors: "if a <= 0 or b <= 0:"
+        return <fallback>
 
-where <default> matches the declared return type (``0.0`` for ``float``, ``0`` for ``int``; ``0.0`` for
-an unannotated function whose division is true division). The source text is edited, not regenerated:
-every other byte of the file stays as it was, including its indentation style and line endings.
+For a divisor that is a local, the same two lines go right before the statement of the function's body
+that divides by it. Which denominators are guarded (zero, negative, null, NaN) is the policy's
+``repair.division.denominators``; the fallback is the policy's, else what the base revision returned for
+them, else a value of the declared return type. Only divisions the candidate introduced are guarded: a
+division the base revision made unguarded too is not this change's fault. The source text is edited, not
+regenerated: every other byte stays, including indentation style and line endings.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
-from services.repairer.strategies.outcome import SourceEdit, StrategyRefusal
-from services.repairer.strategies.zero_guards import FunctionNode, ParameterDivision, parameter_divisions
-from services.repairer.unified_diff import render_unified_diff
+from libs.python_source.definitions import find_function
+from libs.python_source.imports import module_alias
+from libs.python_source.source_text import SourceText
+from services.repairer.repair_context import DivisionPolicy, RepairContext
+from services.repairer.strategies.body_start import body_start, indent_unit, statement_indent
+from services.repairer.strategies.division_fallback import choose_fallback
+from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
+from services.repairer.strategies.zero_guards import FunctionNode, NameDivision, name_divisions
 
 STRATEGY = "guarded_division"
-DEFAULT_FOR_RETURN_TYPE = {"float": "0.0", "int": "0"}
+ANSWERS = frozenset({"feature_transformation"})
+NEEDS = ("suspect",)
+
+COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+@dataclass(frozen=True)
+class _Guard:
+    before_line: int
+    """1-based line the guard is inserted before."""
+    indent: str
+    divisors: tuple[str, ...]
+
+
+def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
+    suspect = context.suspect
+    assert suspect is not None
+    source = context.candidate.read(suspect.file)
+    if source is None:
+        return _refuse(f"{suspect.file} is not a readable file of the candidate revision")
+    base_source = context.base.read(suspect.file) if context.base is not None else None
+    return guard_division(
+        source, suspect.file, suspect.function, suspect.divisor, policy=context.division, base_source=base_source
+    )
 
 
 def guard_division(
-    source: str, file: str, function_name: str, divisor: str | None = None
-) -> SourceEdit | StrategyRefusal:
-    """Guard the first unguarded division by a parameter of ``function_name`` (by ``divisor`` if given)."""
+    source: str,
+    file: str,
+    function_name: str,
+    divisor: str | None = None,
+    *,
+    policy: DivisionPolicy | None = None,
+    base_source: str | None = None,
+) -> MultiFileEdit | StrategyRefusal:
+    """Guard every unguarded division of ``function_name`` by a parameter or local (only ``divisor`` if given)."""
+    policy = policy or DivisionPolicy()
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
@@ -33,106 +73,122 @@ def guard_division(
     function = find_function(tree, function_name)
     if function is None:
         return _refuse(f"no function {function_name!r} in {file}")
-    unguarded = [division for division in parameter_divisions(function) if not division.guarded]
-    if divisor is not None:
-        unguarded = [division for division in unguarded if division.parameter == divisor]
-    if not unguarded:
+    targets = _unguarded(function, divisor)
+    if not targets:
         wanted = f" by {divisor!r}" if divisor else ""
-        return _refuse(f"{function_name} in {file} has no unguarded division{wanted} by one of its parameters")
-    parameters = {division.parameter for division in unguarded}
-    if len(parameters) > 1:
-        return _refuse(
-            f"{function_name} divides unguarded by several parameters {sorted(parameters)}; one guard cannot cover them"
-        )
-    target = unguarded[0]
-    default = default_return(function, target)
-    if default is None:
-        return _refuse(f"cannot tell a type-consistent default for {function_name}'s return type")
-    placement = guard_placement(source, function)
-    if isinstance(placement, str):
-        return _refuse(placement)
-    after_line, indent, unit, newline = placement
-    guard = (f"{indent}if {target.parameter} <= 0:{newline}", f"{indent}{unit}return {default}{newline}")
-    lines = source.splitlines(keepends=True)
-    new_content = "".join([*lines[:after_line], *guard, *lines[after_line:]])
-    if not _guard_covers(new_content, function_name, target.parameter):
-        return _refuse(f"the guard would not cover every division by {target.parameter} in {function_name}")
-    return SourceEdit(
-        strategy=STRATEGY,
-        file=file,
-        function=function_name,
-        inserted_after_line=after_line,
-        inserted_lines=tuple(line.rstrip("\r\n") for line in guard),
-        new_content=new_content,
-        unified_diff=render_unified_diff(file, source, new_content),
+        return _refuse(f"{function_name} in {file} has no unguarded division{wanted} by a parameter or local")
+    if base_source is not None:
+        inherited = _unguarded_in_base(base_source, function_name)
+        targets = [target for target in targets if target.divisor not in inherited]
+        if not targets:
+            return _refuse(f"the base revision's {function_name} divides unguarded by the same names: not introduced")
+    if not policy.denominators:
+        return _refuse("the policy guards no denominator")
+    divisors = {target.divisor for target in targets}
+    fallback = choose_fallback(
+        function, function_name, divisors, {t.operator for t in targets}, policy.fallback, base_source
+    )
+    if fallback is None:
+        return _refuse(f"cannot tell a type-consistent fallback for {function_name}'s return type")
+    text = SourceText(source)
+    guards = _guards(text, function, targets)
+    if isinstance(guards, str):
+        return _refuse(guards)
+    math_name = module_alias(tree, "math")
+    new_content = _insert(text, guards, policy, math_name, fallback.text, indent_unit(text, function))
+    if not _covers(new_content, function_name, divisors):
+        return _refuse(f"the guard would not cover every division by {sorted(divisors)} in {function_name}")
+    names = ", ".join(sorted(divisors))
+    return multi_file_edit(
+        STRATEGY,
+        [FileEdit(path=file, old_text=source, new_text=new_content)],
         rationale=(
-            f"{function_name} divides by its parameter {target.parameter} ({file}:{target.line}) with no "
-            f"zero guard; it now returns {default} when {target.parameter} <= 0"
+            f"{function_name} ({file}) divides by {names} with no guard; it now returns {fallback.text} "
+            f"(from the {fallback.origin}) for {' or '.join(sorted(policy.denominators))} denominators"
         ),
+        function=function_name,
     )
 
 
-def find_function(tree: ast.Module, qualified_name: str) -> FunctionNode | None:
-    """A function or method by its qualified name (``name``, ``Class.method``, ``outer.inner``)."""
-    scope: list[ast.stmt] = tree.body
-    found: ast.stmt | None = None
-    for part in qualified_name.split("."):
-        found = next(
-            (
-                node
-                for node in scope
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == part
-            ),
-            None,
-        )
-        if found is None:
-            return None
-        scope = found.body  # type: ignore[attr-defined]
-    return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
+def _unguarded(function: FunctionNode, divisor: str | None) -> list[NameDivision]:
+    assigned = {
+        node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    return [
+        division
+        for division in name_divisions(function)
+        if not division.guarded
+        and (division.is_parameter or division.divisor in assigned)
+        and (divisor is None or division.divisor == divisor)
+    ]
 
 
-def default_return(function: FunctionNode, division: ParameterDivision) -> str | None:
-    annotation = function.returns
-    if annotation is None:
-        return "0.0" if division.operator == "/" else None
-    if isinstance(annotation, ast.Name):
-        return DEFAULT_FOR_RETURN_TYPE.get(annotation.id)
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        return DEFAULT_FOR_RETURN_TYPE.get(annotation.value.strip())
-    return None
+def _unguarded_in_base(base_source: str, function_name: str) -> set[str]:
+    try:
+        function = find_function(ast.parse(base_source), function_name)
+    except SyntaxError:
+        return set()
+    return {d.divisor for d in name_divisions(function) if not d.guarded} if function is not None else set()
 
 
-def guard_placement(source: str, function: FunctionNode) -> tuple[int, str, str, str] | str:
-    """(line after which to insert, body indent, one indent unit, newline) or the reason it cannot."""
-    lines = source.splitlines(keepends=True)
-    body = function.body
-    first = body[0]
-    has_docstring = (
-        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
-    )
-    if has_docstring:
-        if len(body) < 2:
-            return "the function has nothing but a docstring"
-        after_line = first.end_lineno or first.lineno
-        if body[1].lineno <= after_line:
-            return "the docstring shares its last line with the next statement"
-    else:
-        after_line = first.lineno - 1
-        if after_line < function.lineno:
-            return "the function body starts on the def line"
-    indent = lines[first.lineno - 1][: first.col_offset]
-    def_indent = lines[function.lineno - 1][: function.col_offset]
-    if indent.strip() or def_indent.strip() or not indent.startswith(def_indent) or indent == def_indent:
-        return "the function body does not start on a line of its own"
-    newline = "\r\n" if lines[after_line - 1].endswith("\r\n") else "\n"
-    return after_line, indent, indent[len(def_indent) :], newline
+def _guards(text: SourceText, function: FunctionNode, targets: list[NameDivision]) -> list[_Guard] | str:
+    by_line: dict[int, list[str]] = {}
+    indents: dict[int, str] = {}
+    for target in targets:
+        placement = body_start(text, function) if target.is_parameter else _local_placement(text, function, target)
+        if isinstance(placement, str):
+            return placement
+        line, indent = placement
+        indents[line] = indent
+        names = by_line.setdefault(line, [])
+        if target.divisor not in names:
+            names.append(target.divisor)
+    return [_Guard(line, indents[line], tuple(names)) for line, names in sorted(by_line.items())]
 
 
-def _guard_covers(new_content: str, function_name: str, parameter: str) -> bool:
+def _local_placement(text: SourceText, function: FunctionNode, target: NameDivision) -> tuple[int, str] | str:
+    statement = target.statement
+    if isinstance(statement, COMPOUND):
+        return f"the division by the local {target.divisor} is inside a block; one guard cannot cover it"
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and node.id == target.divisor and isinstance(node.ctx, ast.Store):
+            return f"{target.divisor} is assigned in the statement that divides by it"
+    return statement_indent(text, function, statement, statement.lineno)
+
+
+def _insert(
+    text: SourceText, guards: list[_Guard], policy: DivisionPolicy, math_name: str | None, fallback: str, unit: str
+) -> str:
+    newline = text.newline
+    lines = list(text.lines)
+    for guard in reversed(guards):
+        condition = " or ".join(_condition(name, policy, math_name) for name in guard.divisors)
+        block = [f"{guard.indent}if {condition}:{newline}", f"{guard.indent}{unit}return {fallback}{newline}"]
+        lines[guard.before_line - 1 : guard.before_line - 1] = block
+    return "".join(lines)
+
+
+def _condition(name: str, policy: DivisionPolicy, math_name: str | None) -> str:
+    wanted = policy.denominators
+    parts = []
+    if "null" in wanted:
+        parts.append(f"{name} is None")
+    if "nan" in wanted:
+        parts.append(f"{math_name}.isnan({name})" if math_name else f"{name} != {name}")
+    if {"zero", "negative"} <= wanted:
+        parts.append(f"{name} <= 0")
+    elif "zero" in wanted:
+        parts.append(f"{name} == 0")
+    elif "negative" in wanted:
+        parts.append(f"{name} < 0")
+    return " or ".join(parts)
+
+
+def _covers(new_content: str, function_name: str, divisors: set[str]) -> bool:
     function = find_function(ast.parse(new_content), function_name)
     if function is None:
         return False
-    return all(division.guarded for division in parameter_divisions(function) if division.parameter == parameter)
+    return all(division.guarded for division in name_divisions(function) if division.divisor in divisors)
 
 
 def _refuse(reason: str) -> StrategyRefusal:

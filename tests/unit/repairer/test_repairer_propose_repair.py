@@ -1,4 +1,5 @@
-"""propose_repair: a diagnosis in, a guarded patch or a reasoned withholding out; the workspace is only read."""
+"""propose_repair: a diagnosis in; a guarded patch, "no code repair: the cause is in the data", or a reasoned
+withholding out. Both revisions are only read."""
 
 from __future__ import annotations
 
@@ -6,16 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from services.repairer.handler import RepairProposal, RepairWithholding, propose_repair
+from tests.unit.repairer.strategies.patched_trees import write_tree
 
 FEATURES = 'def monthly(total: float, months: int) -> float:\n    """Per month."""\n    return total / months\n'
+BASE = 'def monthly(total: float, months: int) -> float:\n    """Per month."""\n    return total / max(months, 1)\n'
+LOADER = 'import pandas as pd\n\n\ndef load(path):\n    return pd.read_csv(path)["tenure_months"]\n'
 POLICY: dict[str, Any] = {
-    "strategies": ["guarded_division"],
+    "strategies": ["guarded_division", "revert_change", "column_rename", "null_guard", "unseen_category"],
     "allowed_paths": ["pkg/*.py"],
     "max_files": 1,
     "max_changed_lines": 6,
     "protected_paths": ["tests/**"],
 }
-SPEC = {"evaluate": ["python", "evaluate.py", "--data", "{data}"]}
+SPEC: dict[str, Any] = {"evaluate": ["python", "evaluate.py", "--data", "{data}"]}
+OWNERS = {"model_owners": ["urn:li:corpuser:ana"], "upstream_owners": ["urn:li:corpuser:data-eng"]}
 
 
 def diagnosis(**overrides: Any) -> dict[str, Any]:
@@ -29,20 +34,74 @@ def diagnosis(**overrides: Any) -> dict[str, Any]:
     return outcome
 
 
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "features.py").write_text(FEATURES, encoding="utf-8")
-    return tmp_path
+def completed(hypothesis: str, hints: dict[str, Any]) -> dict[str, Any]:
+    """The DiagnosisCompleted payload's fields propose_repair reads."""
+    return {
+        "hypothesis": hypothesis,
+        "confidence": 0.8,
+        "report": {"suspect": None, "repair_hints": hints, "context_summary": OWNERS},
+    }
+
+
+def workspace(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
+    return write_tree(tmp_path / "candidate", files or {"pkg/features.py": FEATURES, "pkg/loader.py": LOADER})
 
 
 def test_proposes_the_guarded_division_patch(tmp_path: Path) -> None:
-    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC)
+    root = workspace(tmp_path)
+    result = propose_repair(diagnosis(), root, POLICY, SPEC)
     assert isinstance(result, RepairProposal)
     assert (result.strategy, result.file, result.function) == ("guarded_division", "pkg/features.py", "monthly")
     assert (result.added_lines, result.removed_lines) == (2, 0)
-    assert result.guard.allowed
-    assert len(result.patch_sha256) == 64
-    assert (tmp_path / "pkg" / "features.py").read_text(encoding="utf-8") == FEATURES
+    assert result.inserted_lines == ("    if months <= 0:", "        return 0.0")
+    assert result.guard.allowed and len(result.patch_sha256) == 64
+    assert (root / "pkg" / "features.py").read_text(encoding="utf-8") == FEATURES
+
+
+def test_falls_back_to_revert_change_when_the_division_is_not_the_candidates(tmp_path: Path) -> None:
+    candidate = FEATURES.replace("return total / months", "return total / months * 2")
+    base = write_tree(tmp_path / "base", {"pkg/features.py": FEATURES})
+    result = propose_repair(
+        diagnosis(), workspace(tmp_path, {"pkg/features.py": candidate}), POLICY, SPEC, base_dir=base
+    )
+    assert isinstance(result, RepairProposal) and result.strategy == "revert_change"
+    assert result.inserted_lines == ("    return total / months",)
+
+
+def test_the_event_payload_with_repair_hints_drives_column_rename(tmp_path: Path) -> None:
+    hints = {"renamed_columns": [{"old": "tenure_months", "new": "tenure"}]}
+    result = propose_repair(completed("upstream_schema_change", hints), workspace(tmp_path), POLICY, SPEC)
+    assert isinstance(result, RepairProposal) and result.strategy == "column_rename"
+    assert result.files == ("pkg/loader.py",) and result.function is None
+
+
+def test_a_data_cause_without_a_code_repair_names_the_owners_to_notify(tmp_path: Path) -> None:
+    result = propose_repair(completed("covariate_drift", {}), workspace(tmp_path), POLICY, SPEC)
+    assert isinstance(result, RepairWithholding)
+    assert (result.decision, result.reason_code) == ("no_code_repair", "cause_in_data")
+    assert result.owners == ("urn:li:corpuser:ana", "urn:li:corpuser:data-eng")
+    assert "notify urn:li:corpuser:ana, urn:li:corpuser:data-eng" in result.reason
+
+
+def test_nulls_without_a_declared_fill_are_a_data_cause_and_with_one_a_null_guard(tmp_path: Path) -> None:
+    payload = completed("source_data_quality", {"null_columns": ["tenure_months"]})
+    undeclared = propose_repair(payload, workspace(tmp_path), POLICY, SPEC)
+    assert isinstance(undeclared, RepairWithholding) and undeclared.reason_code == "cause_in_data"
+    assert "declares no fill" in undeclared.reason
+    declared = propose_repair(payload, workspace(tmp_path), POLICY, {**SPEC, "null_fills": {"tenure_months": 0}})
+    assert isinstance(declared, RepairProposal) and declared.strategy == "null_guard"
+
+
+def test_unseen_categories_without_a_declared_default_are_a_data_cause(tmp_path: Path) -> None:
+    payload = completed("category_mapping", {"unseen_categories": {"plan": ["enterprise"]}})
+    result = propose_repair(payload, workspace(tmp_path), POLICY, SPEC)
+    assert isinstance(result, RepairWithholding) and result.reason_code == "cause_in_data"
+
+
+def test_a_missing_hint_is_a_refusal_not_a_data_cause(tmp_path: Path) -> None:
+    result = propose_repair(completed("upstream_schema_change", {}), workspace(tmp_path), POLICY, SPEC)
+    assert isinstance(result, RepairWithholding) and result.reason_code == "strategy_refused"
+    assert "names no renamed column" in result.reason
 
 
 def test_withholds_when_the_diagnosis_abstained(tmp_path: Path) -> None:
@@ -53,35 +112,32 @@ def test_withholds_when_the_diagnosis_abstained(tmp_path: Path) -> None:
     assert result.reason_code == "diagnosis_abstained" and "two causes are close" in result.reason
 
 
-def test_withholds_when_no_strategy_answers_the_hypothesis(tmp_path: Path) -> None:
-    result = propose_repair(diagnosis(chosen_hypothesis="source_data_quality"), workspace(tmp_path), POLICY, SPEC)
-    assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
-
-
-def test_withholds_when_the_strategy_refuses(tmp_path: Path) -> None:
-    root = workspace(tmp_path)
-    (root / "pkg" / "features.py").write_text("def monthly(total, months):\n    return total * months\n")
-    result = propose_repair(diagnosis(), root, POLICY, SPEC)
-    assert isinstance(result, RepairWithholding) and result.reason_code == "strategy_refused"
-    assert result.refusals[0].strategy == "guarded_division"
-
-
-def test_withholds_when_the_guard_rejects_the_patch(tmp_path: Path) -> None:
-    result = propose_repair(diagnosis(), workspace(tmp_path), {**POLICY, "allowed_paths": ["other/*.py"]}, SPEC)
-    assert isinstance(result, RepairWithholding) and result.reason_code == "guard_rejected"
-    assert [violation.rule for violation in result.violations] == ["path_not_allowed"]
-
-
-def test_withholds_when_the_strategy_is_not_permitted_by_policy(tmp_path: Path) -> None:
+def test_withholds_when_the_policy_permits_no_strategy_for_the_hypothesis(tmp_path: Path) -> None:
+    for hypothesis in ("type_conversion", "unknown"):
+        result = propose_repair(diagnosis(chosen_hypothesis=hypothesis), workspace(tmp_path), POLICY, SPEC)
+        assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
     result = propose_repair(diagnosis(), workspace(tmp_path), {**POLICY, "strategies": []}, SPEC)
     assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
 
 
+def test_withholds_when_every_strategy_refuses(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"pkg/features.py": "def monthly(total, months):\n    return total * months\n"})
+    result = propose_repair(diagnosis(), root, POLICY, SPEC)
+    assert isinstance(result, RepairWithholding) and result.reason_code == "strategy_refused"
+    assert [refusal.strategy for refusal in result.refusals] == ["guarded_division", "revert_change"]
+
+
+def test_withholds_when_the_guard_rejects_the_patch(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"tests/features.py": FEATURES})
+    suspect = {"file": "tests/features.py", "function": "monthly"}
+    result = propose_repair(diagnosis(suspected=suspect), root, {**POLICY, "allowed_paths": ["**/*.py"]}, SPEC)
+    assert isinstance(result, RepairWithholding) and result.reason_code == "guard_rejected"
+    assert "path_protected" in {violation.rule for violation in result.violations}
+
+
 def test_never_reads_outside_the_workspace(tmp_path: Path) -> None:
     (tmp_path / "secret.py").write_text(FEATURES)
-    inner = tmp_path / "ws"
-    inner.mkdir()
-    result = propose_repair(
-        diagnosis(suspected={"file": "../secret.py", "function": "monthly"}), workspace(inner), POLICY, SPEC
-    )
-    assert isinstance(result, RepairWithholding) and result.reason_code == "target_unreadable"
+    suspect = {"file": "../secret.py", "function": "monthly"}
+    result = propose_repair(diagnosis(suspected=suspect), workspace(tmp_path), POLICY, SPEC)
+    assert isinstance(result, RepairWithholding) and result.reason_code == "strategy_refused"
+    assert "../secret.py is not a readable file" in result.reason

@@ -1,0 +1,95 @@
+"""Everything a repair strategy may look at: both revisions (read-only), the diagnosis, its repair hints,
+and what the workspace config and the policy declare (defaults, fills, permitted paths, limits)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from contracts.events.diagnosis import RepairHints, Suspect
+from libs.patch_guard.policy import EffectivePolicy
+from services.repairer.source_tree import SourceTree
+
+Denominator = Literal["zero", "negative", "null", "nan"]
+
+
+class DivisionPolicy(BaseModel):
+    """The policy's ``repair.division`` section: which denominators guarded_division guards against, and
+    the value it returns for them (when unset: the base revision's, else one matching the return type)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    denominators: frozenset[Denominator] = frozenset({"zero", "negative"})
+    fallback: float | int | None = None
+
+
+@dataclass(frozen=True)
+class RepairContext:
+    candidate: SourceTree
+    base: SourceTree | None
+    hypothesis: str
+    suspect: Suspect | None
+    hints: RepairHints
+    categorical_defaults: Mapping[str, Any] = field(default_factory=dict)
+    null_fills: Mapping[str, Any] = field(default_factory=dict)
+    editable: Callable[[str], bool] = lambda path: False
+    """Whether the patch guard lets a repair edit a workspace path (permitted and not protected)."""
+    max_changed_lines: int = 40
+    division: DivisionPolicy = field(default_factory=DivisionPolicy)
+
+    def permitted_files(self) -> list[str]:
+        """The candidate's Python files a repair may edit, sorted."""
+        return [path for path in self.candidate.python_files() if self.editable(path)]
+
+    def permitted_modules(self) -> Iterator[PermittedModule]:
+        """Each permitted file that reads and parses, with its source and syntax tree; others are skipped."""
+        for path in self.permitted_files():
+            source = self.candidate.read(path)
+            if source is None:
+                continue
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            yield PermittedModule(path, source, tree)
+
+
+@dataclass(frozen=True)
+class PermittedModule:
+    path: str
+    source: str
+    tree: ast.Module
+
+
+def build_context(
+    *,
+    candidate: SourceTree,
+    base: SourceTree | None,
+    hypothesis: str,
+    suspect: Suspect | None,
+    hints: RepairHints,
+    repair_policy: Mapping[str, Any],
+    workspace_spec: Mapping[str, Any],
+    guard: EffectivePolicy,
+) -> RepairContext:
+    """The context of one repair: ``guard`` is the patch guard's effective policy for this workspace."""
+
+    def editable(path: str) -> bool:
+        return guard.unpermitted_scope(path) is None and guard.protecting_pattern(path) is None
+
+    return RepairContext(
+        candidate=candidate,
+        base=base,
+        hypothesis=hypothesis,
+        suspect=suspect,
+        hints=hints,
+        categorical_defaults=dict(workspace_spec.get("categorical_defaults") or {}),
+        null_fills=dict(workspace_spec.get("null_fills") or {}),
+        editable=editable,
+        max_changed_lines=guard.max_changed_lines,
+        division=DivisionPolicy.model_validate(repair_policy.get("division") or {}),
+    )
