@@ -15,6 +15,8 @@ class EvidenceItem(Frozen):
     summary: str
     values: dict[str, Any] = Field(default_factory=dict)
     source: str
+    strength: float | None = Field(default=None, ge=0, le=1, description="how strongly it shows what it measures")
+    method: str | None = Field(default=None, description="how the figures were computed")
 
 
 class RankedHypothesis(Frozen):
@@ -32,6 +34,33 @@ class Suspect(Frozen):
     divisor: str | None = None
 
 
+class ColumnRename(Frozen):
+    old: str
+    new: str
+
+
+class RepairHints(Frozen):
+    """What a repair strategy needs to know about the named cause, computed by the diagnosis.
+
+    Each list is empty when the diagnosis found nothing of that kind; a strategy refuses without its hint.
+    """
+
+    changed_functions: list[Suspect] = Field(
+        default_factory=list, description="functions the candidate changed on the cause's path (revert_change)"
+    )
+    renamed_columns: list[ColumnRename] = Field(
+        default_factory=list, description="source columns renamed upstream (column_rename)"
+    )
+    text_numeric_columns: list[str] = Field(
+        default_factory=list, description="numeric columns that arrive as formatted text (numeric_coercion)"
+    )
+    unseen_categories: dict[str, list[str]] = Field(
+        default_factory=dict, description="column -> values unseen in the approval window (unseen_category)"
+    )
+    null_columns: list[str] = Field(default_factory=list, description="columns whose nulls rose (null_guard)")
+    read_columns: list[str] = Field(default_factory=list, description="source columns the model's code reads")
+
+
 class DeploymentRef(Frozen):
     urn: str
     status: str | None = None
@@ -43,6 +72,7 @@ class ContextSummary(Frozen):
     model_owners: list[str] = Field(default_factory=list)
     deployments: list[DeploymentRef] = Field(default_factory=list)
     upstream_datasets: list[str] = Field(default_factory=list)
+    upstream_owners: list[str] = Field(default_factory=list, description="owners of the upstream datasets")
     provider: str | None = None
 
 
@@ -51,7 +81,13 @@ class DiagnosisReport(Frozen):
     hypotheses: list[RankedHypothesis]
     invalid_values: dict[str, int] = Field(description="invalid feature values on base and candidate")
     suspect: Suspect | None
+    repair_hints: RepairHints = Field(default_factory=RepairHints)
+    counterfactual: dict[str, float | None] = Field(
+        default_factory=dict, description="the gate metric per (revision, window): base_on_approval, ..."
+    )
+    cause_location: str | None = Field(default=None, description='"code" or "data" for the named cause')
     context_digest: str
+    markdown: str = Field(default="", description="the report for a reviewer: verdict, evidence, runners-up")
     context_summary: ContextSummary = Field(default_factory=ContextSummary)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from libs.canonical_json import canonical_bytes, sha256_hex
 
@@ -17,16 +17,23 @@ EVIDENCE_ID_LENGTH = 16
 
 
 class EvidenceKind(StrEnum):
-    FUNCTION_CHANGED = "code.function_changed"
-    UNGUARDED_DIVISION = "code.unguarded_division"
-    CODE_CHANGE_SCOPE = "code.change_scope"
-    INVALID_FEATURE_VALUES = "data.invalid_feature_values"
-    SOURCE_ANOMALIES = "data.source_anomalies"
-    SOURCE_DATA_IDENTITY = "data.source_identity"
-    METRIC_DELTA = "evaluation.metric_delta"
-    LINEAGE_PATH = "metadata.lineage_path"
-    ASSERTION_RESULT = "metadata.assertion_result"
-    UPSTREAM_INCIDENT = "metadata.upstream_incident"
+    COUNTERFACTUAL = "evaluation.counterfactual_attribution"
+    CODE_CHANGE = "code.change"
+    CONFIG_CHANGE = "code.config_change"
+    FEATURE_RECOMPUTATION = "data.feature_recomputation"
+    FEATURE_DRIFT = "data.feature_drift"
+    READ_COLUMNS = "code.read_columns"
+    SOURCE_SCHEMA = "data.source_schema"
+    SOURCE_TYPES = "data.source_types"
+    SOURCE_CATEGORIES = "data.source_categories"
+    SOURCE_QUALITY = "data.source_quality"
+    SOURCE_DRIFT = "data.source_drift"
+    LABEL_SHIFT = "data.label_shift"
+    SCHEMA_HISTORY = "metadata.schema_history"
+    ASSERTIONS = "metadata.assertions"
+    DATASET_PROFILES = "metadata.dataset_profiles"
+    CHANGE_TIMING = "metadata.change_timing"
+    LINEAGE_RELEVANCE = "metadata.lineage_relevance"
 
 
 class EvidenceSource(StrEnum):
@@ -45,10 +52,21 @@ class Evidence(BaseModel):
     summary: str
     values: dict[str, Any]
     source: EvidenceSource
+    strength: float = Field(default=1.0, ge=0.0, le=1.0)
+    """How strongly the observation shows what its kind measures: 0 = not at all, 1 = unmistakably."""
+    method: str = ""
+    """How the figures were computed, in one sentence a reviewer can check."""
 
 
 def make_evidence(
-    kind: EvidenceKind, subject: str, values: dict[str, Any], summary: str, source: EvidenceSource
+    kind: EvidenceKind,
+    subject: str,
+    values: dict[str, Any],
+    summary: str,
+    source: EvidenceSource,
+    *,
+    strength: float = 1.0,
+    method: str = "",
 ) -> Evidence:
     """Build an Evidence whose id is derived from what it says, not when or where it was computed."""
     digest = sha256_hex(canonical_bytes({"kind": kind.value, "subject": subject, "values": values}))
@@ -59,8 +77,6 @@ def make_evidence(
         summary=summary,
         values=values,
         source=source,
+        strength=round(min(1.0, max(0.0, strength)), 4),
+        method=method,
     )
-
-
-def of_kind(evidence: list[Evidence], kind: EvidenceKind) -> list[Evidence]:
-    return [item for item in evidence if item.kind == kind]

@@ -16,33 +16,53 @@ from contracts.events.diagnosis import (
     RankedHypothesis,
     Suspect,
 )
-from libs.canonical_json import canonical_bytes, sha256_hex
-from services.diagnoser.handler import DiagnosisOutcome
+from services.diagnoser.diagnosis import IncidentDiagnosis
+from services.diagnoser.markdown_report import render_markdown
+from services.diagnoser.thresholds import DiagnosisThresholds
+
+DATASET_URN_PREFIX = "urn:li:dataset:"
 
 
 def context_summary(context: ContextSnapshot) -> ContextSummary:
+    upstream = upstream_dataset_urns(context)
     return ContextSummary(
         model_owners=sorted({o.owner_urn for o in context.owners if o.entity_urn == context.model_urn}),
         deployments=[DeploymentRef(urn=d.urn, status=d.status) for d in context.deployments],
         upstream_datasets=sorted(
-            {p.urns[0] for p in context.upstream_paths if p.urns and p.urns[0].startswith("urn:li:dataset:")}
+            {p.urns[0] for p in context.upstream_paths if p.urns and p.urns[0].startswith(DATASET_URN_PREFIX)}
         ),
+        upstream_owners=sorted({o.owner_urn for o in context.owners if o.entity_urn in upstream}),
         provider=context.provider,
     )
 
 
-def diagnosis_report(outcome: DiagnosisOutcome, collected: ContextCollected) -> DiagnosisReport:
+def upstream_dataset_urns(context: ContextSnapshot) -> frozenset[str]:
+    """Every dataset the model's upstream lineage reaches (any position on any upstream path)."""
+    return frozenset(urn for path in context.upstream_paths for urn in path.urns if urn.startswith(DATASET_URN_PREFIX))
+
+
+def incident_diagnosis_report(outcome: IncidentDiagnosis, collected: ContextCollected) -> DiagnosisReport:
+    """The report of a diagnosis made on ``IncidentInputs``: evidence with strength and method, every
+    hypothesis with its supporting and counter evidence, the counterfactual, the cause location, the hints."""
     suspected = outcome.suspected
     return DiagnosisReport(
         evidence=[
-            EvidenceItem(evidence_id=e.id, kind=str(e.kind), summary=e.summary, values=e.values, source=str(e.source))
+            EvidenceItem(
+                evidence_id=e.id,
+                kind=str(e.kind),
+                summary=e.summary,
+                values=e.values,
+                source=str(e.source),
+                strength=e.strength,
+                method=e.method or None,
+            )
             for e in outcome.evidence
         ],
         hypotheses=[
             RankedHypothesis(
                 name=h.name,
                 score=h.score,
-                confidence=str(h.confidence_level),
+                confidence=confidence_word(h.score, outcome.thresholds),
                 supporting=list(h.supporting_evidence_ids),
                 counter=list(h.counter_evidence_ids),
                 explanation=h.description,
@@ -53,39 +73,23 @@ def diagnosis_report(outcome: DiagnosisOutcome, collected: ContextCollected) -> 
         suspect=Suspect(file=suspected.file, function=suspected.function, divisor=suspected.divisor)
         if suspected is not None and suspected.function
         else None,
+        repair_hints=outcome.repair_hints,
+        counterfactual=dict(outcome.counterfactual),
+        cause_location=outcome.cause_location if outcome.cause_location in ("code", "data") else None,
         context_digest=collected.context_digest,
+        markdown=render_markdown(outcome),
         context_summary=context_summary(collected.context),
     )
 
 
-def diagnosis_event(collected: ContextCollected, outcome: DiagnosisOutcome) -> BaseModel:
-    common = {**collected.carried(), "report": diagnosis_report(outcome, collected)}
+def confidence_word(score: float, thresholds: DiagnosisThresholds) -> str:
+    if score >= thresholds.confidence_high:
+        return "high"
+    return "medium" if score >= thresholds.confidence_medium else "low"
+
+
+def diagnosis_event(collected: ContextCollected, outcome: IncidentDiagnosis) -> BaseModel:
+    common = {**collected.carried(), "report": incident_diagnosis_report(outcome, collected)}
     if outcome.decision == "diagnosed" and outcome.chosen_hypothesis and outcome.confidence is not None:
         return DiagnosisCompleted(**common, hypothesis=outcome.chosen_hypothesis, confidence=outcome.confidence)
     return DiagnosisAbstained(**common, reason=outcome.abstention_reason or "no hypothesis was chosen")
-
-
-def abstention_for_failed_command(
-    collected: ContextCollected, command: str, reason: str, output_tail: str
-) -> BaseModel:
-    """A workspace command that cannot run is itself a finding a person must see: abstain and say why."""
-    evidence = EvidenceItem(
-        evidence_id="ev-" + sha256_hex(canonical_bytes([command, reason, output_tail]))[:16],
-        kind="workspace_command_failed",
-        summary=f"the workspace's {command} command failed: {reason}",
-        values={"command": command, "reason": reason, "output_tail": output_tail},
-        source="code",
-    )
-    report = DiagnosisReport(
-        evidence=[evidence],
-        hypotheses=[],
-        invalid_values={},
-        suspect=None,
-        context_digest=collected.context_digest,
-        context_summary=context_summary(collected.context),
-    )
-    return DiagnosisAbstained(
-        **collected.carried(),
-        report=report,
-        reason=f"no diagnosis: the workspace's {command} command failed ({reason}); see the evidence",
-    )

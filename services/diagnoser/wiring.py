@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from libs.artifacts.store import LocalArtifactStore
 from libs.bus.runtime import ServiceDefinition
@@ -9,12 +10,31 @@ from libs.events.codec import SignedEvent
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
-from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.incident_workspace import incident_workspace
-from services.diagnoser.handler import diagnose_incident
-from services.diagnoser.report import abstention_for_failed_command, diagnosis_event
+from services.diagnoser.diagnosis import diagnose_inputs
+from services.diagnoser.inputs import IncidentInputs, MetadataChangeRecord
+from services.diagnoser.metric_runs import run_counterfactual_metrics
+from services.diagnoser.report import diagnosis_event
 
 NAME = "diagnoser"
+
+
+def change_records(context: ContextSnapshot | None) -> tuple[MetadataChangeRecord, ...]:
+    if context is None:
+        return ()
+    return tuple(
+        MetadataChangeRecord(
+            entity_urn=change.entity_urn,
+            entity_type=change.entity_type,
+            aspect=change.aspect,
+            change_type=change.change_type,
+            time_ms=None,
+            actor=change.actor,
+            previous=change.previous,
+            current=change.current,
+        )
+        for change in context.changes
+    )
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
@@ -23,27 +43,27 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
 
     def handle(signed: SignedEvent) -> list:
         collected: ContextCollected = signed.event.payload
-        gate = collected.gate
         with incident_workspace(artifacts, collected, scratch) as (policy, workspace):
-            try:
-                outcome = diagnose_incident(
-                    workspace.base,
-                    workspace.candidate,
-                    workspace.data,
-                    policy.workspace.model_dump(),
-                    policy.diagnosis.model_dump(),
-                    collected.context,
-                    gate_policy=policy.gate.model_dump(),
-                    reported_metrics={
-                        "base": {gate.metric: gate.baseline},
-                        "candidate": {gate.metric: gate.candidate},
-                    },
-                )
-            except WorkspaceCommandFailed as exc:
-                # scratch paths out, so the same failure always reads (and hashes) the same
-                tail = exc.result.stderr[-2000:] if exc.result else ""
-                tail = tail.replace(str(workspace.base.parent), "<workspace>")
-                return [abstention_for_failed_command(collected, exc.name, exc.reason, tail)]
+            runs = run_counterfactual_metrics(
+                workspace.base,
+                workspace.candidate,
+                workspace.approval,
+                workspace.incident,
+                policy.workspace,
+                policy.gate,
+            )
+            inputs = IncidentInputs(
+                base_dir=workspace.base,
+                candidate_dir=workspace.candidate,
+                approval=workspace.approval,
+                incident=workspace.incident,
+                workspace=policy.workspace,
+                gate=policy.gate,
+                metrics=runs.metrics,
+                context=collected.context,
+                changes=change_records(collected.context),
+            )
+            outcome = diagnose_inputs(inputs, policy.diagnosis)  # failed commands are evidence, not errors
         return [diagnosis_event(collected, outcome)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("ContextCollected",), handler=handle)

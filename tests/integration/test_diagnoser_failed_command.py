@@ -1,91 +1,126 @@
 """A candidate whose feature code cannot even run is a finding for a person, not a dead letter: the
-diagnoser's wiring abstains with the command's failure as evidence, and the same failure always hashes the
-same (scratch paths are taken out)."""
+diagnoser's wiring abstains, the evidence says which command failed and how, and the same failure always
+hashes the same (scratch paths are taken out), so `modelguard rerun` can compare it by digest."""
 
 from __future__ import annotations
 
-import io
-import tarfile
+import json
+import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from libs.artifacts.store import LocalArtifactStore
-from libs.events.codec import seal
+from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
+from libs.bundle.load import Bundle, load_bundle
+from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
-from libs.settings import load_settings
+from libs.settings import Settings, load_settings
+from libs.workspace.commands import evaluate
+from libs.workspace.data_windows import FILE_NAMES, MEDIA_TYPE, WINDOW_NAMES, DataWindow, pack_data_windows
 from libs.workspace.repository import build_repository
-from libs.workspace.scenario import load_scenario
-from libs.workspace.scenario_data import generate_scenario_data
 from libs.workspace.snapshot import snapshot_commit
 from modelguard.audit_rerun import payload_digest
-from modelguard.stack import SCENARIOS
+from services.detector.gate import apply_gate
 from services.diagnoser.wiring import definition
-from tests.support.sample_events import AT, Keys, gate, reported
+from tests.support.sample_events import AT, Keys, reported
+from tests.support.tiny_bundle import make_tiny_bundle
 
-CHURN = SCENARIOS / "churn-monthly-spend"
+CRASH = "feature registry is not initialised"
+# the feature job of the tiny model: reads raw rows, writes one feature column
+BUILD = """import argparse
+import csv
+
+from tiny.features import feature
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data")
+parser.add_argument("--output")
+args = parser.parse_args()
+with open(args.data, newline="") as handle:
+    rows = list(csv.DictReader(handle))
+with open(args.output, "w", newline="") as handle:
+    writer = csv.writer(handle)
+    writer.writerow(["feature"])
+    writer.writerows([repr(feature(row))] for row in rows)
+"""
 
 
-def _with_crashing_feature(tar_bytes: bytes) -> bytes:
-    """The candidate tree with a feature module that raises on import, as a broken refactor would."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=io.BytesIO(tar_bytes)) as source, tarfile.open(fileobj=out, mode="w") as target:
-        for member in source.getmembers():
-            data = source.extractfile(member).read() if member.isfile() else None  # type: ignore[union-attr]
-            if member.name.endswith("churn_model/features.py") and data is not None:
-                future = b"from __future__ import annotations\n"
-                data = data.replace(future, future + b"raise RuntimeError('feature registry is not initialised')\n", 1)
-                member.size = len(data)
-            target.addfile(member, io.BytesIO(data) if data is not None else None)
-    return out.getvalue()
+def crashing_bundle(root: Path) -> Bundle:
+    """The tiny bundle with a features command, whose candidate feature module raises on import, as a broken
+    refactor would."""
+    make_tiny_bundle(root)
+    for revision in ("base", "candidate"):
+        (root / "workspace" / revision / "tiny" / "build.py").write_text(BUILD, encoding="utf-8")
+    features = root / "workspace" / "candidate" / "tiny" / "features.py"
+    features.write_text(f"raise RuntimeError({CRASH!r})\n" + features.read_text(encoding="utf-8"), encoding="utf-8")
+    spec = yaml.safe_load((root / "bundle.yaml").read_text(encoding="utf-8"))
+    spec["workspace"]["features"] = ["python", "-m", "tiny.build", "--data", "{data}", "--output", "{output}"]
+    (root / "bundle.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return load_bundle(root)
 
 
-def test_a_feature_command_that_crashes_yields_an_abstention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
-    settings = load_settings()
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
-    scenario = load_scenario(CHURN)
-    repo = build_repository(CHURN, tmp_path / "repo")
-    data = generate_scenario_data(scenario, tmp_path / "data")
-    policy = artifacts.put(scenario.policy_path.read_bytes(), "application/yaml")
-    keys = Keys("reporter", "context", "diagnoser")
-    cause = reported(keys)
+def context_collected(bundle: Bundle, artifacts: LocalArtifactStore, repo_dir: Path) -> ContextCollected:
+    repo = build_repository(bundle, repo_dir)
     base, candidate = repo.commits["base"], repo.commits["candidate"]
-    workspace = WorkspaceRefs(
-        model_urn=scenario.model_urn,
-        repository=scenario.repository,
-        base_commit=base,
-        candidate_commit=candidate,
-        base_snapshot=artifacts.put(snapshot_commit(repo.path, base), "application/x-tar"),
-        candidate_snapshot=artifacts.put(
-            _with_crashing_feature(snapshot_commit(repo.path, candidate)), "application/x-tar"
-        ),
-        data=artifacts.put(data.read_bytes(), "text/csv"),
-    )
-    context = ContextSnapshot(model_urn=scenario.model_urn, provider="file", fetched_at=AT.isoformat())
-    collected = ContextCollected(
+    windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
+    spec = bundle.spec.workspace.command_spec()
+    approval = DataWindow("approval", windows["approval"]["train.csv"], windows["approval"]["eval.csv"])
+    baseline = evaluate(bundle.tree("base"), approval, spec).metrics
+    # the candidate's CI evaluation could not run either; it reported the worst accuracy there is
+    gate = apply_gate(bundle.spec.gate, baseline, {bundle.spec.gate.metric: 0.0})
+    policy = effective_policy_bytes(bundle, read_central_policy())
+    context = ContextSnapshot(model_urn=bundle.spec.model.urn, provider="file", fetched_at=AT.isoformat())
+    return ContextCollected(
         run_id="run-1",
-        workspace=workspace,
-        policy=PolicyRef(name="churn", artifact=policy),
-        gate=gate(),
+        workspace=WorkspaceRefs(
+            model_urn=bundle.spec.model.urn,
+            repository=bundle.spec.model.repository,
+            base_commit=base,
+            candidate_commit=candidate,
+            base_snapshot=artifacts.put(snapshot_commit(repo.path, base), "application/x-tar"),
+            candidate_snapshot=artifacts.put(snapshot_commit(repo.path, candidate), "application/x-tar"),
+            data=artifacts.put(pack_data_windows(windows), MEDIA_TYPE),
+        ),
+        policy=PolicyRef(name=bundle.name, artifact=artifacts.put(policy, "application/yaml")),
+        gate=gate,
         context=context,
         context_digest=context.digest().removeprefix("sha256:"),
     )
-    signed = seal(
-        next_event(collected, producer="context", producer_version="t", occurred_at=AT, causes=[cause]), keys["context"]
-    )
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
+    return load_settings()
+
+
+def test_a_feature_command_that_crashes_yields_an_abstention(tmp_path: Path, settings: Settings) -> None:
+    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    bundle = crashing_bundle(tmp_path / "bundle")
+    collected = context_collected(bundle, artifacts, tmp_path / "repo")
+    keys = Keys("reporter", "context", "diagnoser")
+    event = next_event(collected, producer="context", producer_version="t", occurred_at=AT, causes=[reported(keys)])
+    signed: SignedEvent = seal(event, keys["context"])
     handler = definition(settings, keys["diagnoser"]).handler
     assert handler is not None
 
     [first] = handler(signed)
     [again] = handler(signed)
+
     assert type(first).__name__ == "DiagnosisAbstained"
-    assert "features command failed" in first.reason
-    [evidence] = first.report.evidence
-    assert evidence.kind == "workspace_command_failed"
-    assert "feature registry is not initialised" in evidence.values["output_tail"]
-    assert str(settings.home) not in evidence.values["output_tail"]
+    report = first.report
+    recomputation = next(e for e in report.evidence if e.kind == "data.feature_recomputation")
+    reason = recomputation.values["reason"]
+    assert recomputation.values["available"] is False
+    assert reason.startswith("candidate revision on the incident data: the features command failed: non-zero exit")
+    assert f"RuntimeError: {CRASH}" in reason
+    assert "<revision>/tiny/features.py" in reason  # the traceback's paths, scratch folder taken out
+    assert f"RuntimeError: {CRASH}" in report.markdown and "## Not computed" in report.markdown
+    published = json.dumps(first.model_dump(mode="json"))
+    assert str(settings.home) not in published and tempfile.gettempdir() + "/" not in published
     assert payload_digest(first) == payload_digest(again)

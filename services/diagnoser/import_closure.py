@@ -1,18 +1,17 @@
-"""The workspace files on the feature path: the module the policy's ``features`` command runs and every
-module of the workspace it imports, directly or not (package ``__init__`` files included, since
-importing a module runs them)."""
+"""The workspace files a ``python ...`` command runs: the module or script it names and every module of the
+workspace it imports, directly or not (package ``__init__`` files included, since importing a module runs
+them). Imports of modules outside the tree (the standard library, installed packages) are not followed."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 
-def feature_source_files(tree: Path, workspace_spec: Mapping[str, Any]) -> frozenset[str]:
-    """Relative POSIX paths of the feature command's module and its workspace-local imports."""
-    entry = command_entry_file(tree, workspace_spec.get("features") or [])
+def command_files(tree: Path, argv: Sequence[str]) -> frozenset[str]:
+    """Relative POSIX paths of the command's entry file and its workspace-local imports."""
+    entry = command_entry_file(tree, argv)
     if entry is None:
         return frozenset()
     found: set[str] = set()

@@ -1,0 +1,98 @@
+"""The decision: name the top hypothesis only when there is a regression, the drop clearly follows one side
+(code or data), the top hypothesis is that side's, scores at least ``abstain_below`` and leads the runner-up
+by at least ``min_margin``; otherwise abstain and say which test failed."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from services.diagnoser.catalogue.facts import Fact, Facts
+from services.diagnoser.catalogue.hypotheses import UNKNOWN
+from services.diagnoser.catalogue.scoring import ScoredHypothesis
+from services.diagnoser.thresholds import DiagnosisThresholds
+
+CauseLocation = Literal["code", "data", "mixed", "unknown"]
+AbstentionCode = Literal[
+    "no_regression", "mixed_cause", "nothing_supported", "below_threshold", "insufficient_margin", "location_mismatch"
+]
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    decision: Literal["diagnosed", "abstained"]
+    hypothesis: str | None
+    score: float | None
+    margin: float | None
+    cause_location: CauseLocation
+    reason_code: AbstentionCode | None = None
+    reason: str | None = None
+
+
+def cause_location(facts: Facts, thresholds: DiagnosisThresholds) -> CauseLocation:
+    code = facts.get(Fact.DROP_FOLLOWS_CODE)
+    data = facts.get(Fact.DROP_FOLLOWS_DATA)
+    if code is None and data is None:
+        return "unknown"
+    if code is not None and code.strength >= thresholds.dominant_share:
+        return "code"
+    if data is not None and data.strength >= thresholds.dominant_share:
+        return "data"
+    return "mixed"
+
+
+def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisThresholds) -> Decision:
+    location = cause_location(facts, thresholds)
+    top = ranked[0]
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    margin = round(top.score - (runner_up.score if runner_up else 0.0), 4)
+
+    def abstain(code: AbstentionCode, reason: str) -> Decision:
+        return Decision(
+            decision="abstained",
+            hypothesis=None,
+            score=top.score,
+            margin=margin,
+            cause_location=location,
+            reason_code=code,
+            reason=reason,
+        )
+
+    if Fact.NO_REGRESSION in facts:
+        return abstain("no_regression", "the candidate is within the gate's tolerance of the baseline")
+    if location == "mixed":
+        code, data = facts.get(Fact.DROP_FOLLOWS_CODE), facts.get(Fact.DROP_FOLLOWS_DATA)
+        return abstain(
+            "mixed_cause",
+            f"the drop follows both the code ({code.strength if code else 0:.0%}) and the data "
+            f"({data.strength if data else 0:.0%}); neither reaches the policy's dominant_share "
+            f"{thresholds.dominant_share:.0%}",
+        )
+    if top.name == UNKNOWN:
+        return abstain("nothing_supported", f"no hypothesis is supported (best named score {1 - top.score:.2f})")
+    if top.score < thresholds.abstain_below:
+        return abstain(
+            "below_threshold",
+            f"top hypothesis {top.name} scores {top.score:.2f}, below the policy's abstain_below "
+            f"{thresholds.abstain_below:.2f}",
+        )
+    if runner_up is not None and margin < thresholds.min_margin:
+        return abstain(
+            "insufficient_margin",
+            f"top hypothesis {top.name} ({top.score:.2f}) leads {runner_up.name} ({runner_up.score:.2f}) by "
+            f"{margin:.2f}, less than the policy's min_margin {thresholds.min_margin:.2f}",
+        )
+    if location in ("code", "data") and top.location != location:
+        return abstain(
+            "location_mismatch",
+            f"top hypothesis {top.name} puts the cause in the {top.location}, the drop follows the {location}",
+        )
+    return Decision(
+        decision="diagnosed",
+        hypothesis=top.name,
+        score=top.score,
+        margin=margin,
+        cause_location=location,
+    )

@@ -1,0 +1,198 @@
+"""Facts: graded statements read off the evidence (strength in [0, 1]), each citing the evidence it was
+read from. Counter facts are the outcomes of falsification tests: "the features are identical on the same
+rows", "every column the code reads is still there", "the rates are as before"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from services.diagnoser.evidence import Evidence, EvidenceKind
+
+
+class Fact(StrEnum):
+    NO_REGRESSION = "no_regression"
+    DROP_FOLLOWS_CODE = "drop_follows_code"
+    DROP_FOLLOWS_DATA = "drop_follows_data"
+    FEATURE_CODE_CHANGED = "feature_code_changed"
+    FEATURE_CODE_UNCHANGED = "feature_code_unchanged"
+    OTHER_CODE_CHANGED = "other_code_changed"
+    OTHER_CODE_UNCHANGED = "other_code_unchanged"
+    DIVISION_UNGUARDED = "division_unguarded"
+    PARAMETERS_CHANGED = "parameters_changed"
+    FEATURES_DIFFER = "features_differ_on_same_rows"
+    FEATURES_IDENTICAL = "features_identical_on_same_rows"
+    INVALID_VALUES_INTRODUCED = "invalid_feature_values_introduced"
+    INVALID_VALUES_UNDER_BASE = "invalid_feature_values_under_base_code"
+    FEATURES_SHIFTED = "features_shifted_between_windows"
+    FEATURES_STABLE = "features_stable_between_windows"
+    READ_COLUMN_GONE = "read_column_gone"
+    READ_COLUMNS_PRESENT = "read_columns_present"
+    RENAME_FOUND = "rename_candidate_found"
+    SCHEMA_RENAMED_OR_REMOVED = "datahub_field_renamed_or_removed"
+    SCHEMA_RETYPED = "datahub_field_retyped"
+    NUMERIC_AS_TEXT = "numeric_column_as_text"
+    TYPES_UNCHANGED = "column_types_unchanged"
+    UNSEEN_CATEGORIES = "unseen_categories"
+    CATEGORIES_KNOWN = "categories_known"
+    QUALITY_DEGRADED = "quality_degraded"
+    QUALITY_UNCHANGED = "quality_unchanged"
+    PROFILE_NULLS_ROSE = "datahub_profile_nulls_rose"
+    ASSERTION_FAILING = "assertion_failing"
+    ASSERTIONS_PASSING = "assertions_passing"
+    SOURCE_SHIFTED = "source_columns_shifted"
+    SOURCE_STABLE = "source_columns_stable"
+    LABEL_SHIFTED = "label_shifted"
+    LABEL_STABLE = "label_stable"
+    DATA_FAULT = "data_fault_found"
+
+
+@dataclass(frozen=True)
+class FactValue:
+    strength: float
+    evidence_ids: tuple[str, ...]
+
+
+Facts = dict[Fact, FactValue]
+Reader = Callable[[Evidence], dict[Fact, float]]
+DATA_FAULTS = (Fact.READ_COLUMN_GONE, Fact.NUMERIC_AS_TEXT, Fact.UNSEEN_CATEGORIES, Fact.QUALITY_DEGRADED)
+
+
+def read_facts(evidence: list[Evidence]) -> Facts:
+    """Every fact the evidence shows with a positive strength; a fact seen twice keeps its strongest reading."""
+    facts: Facts = {}
+    for item in evidence:
+        reader = READERS.get(item.kind)
+        for fact, strength in (reader(item) if reader else {}).items():
+            strength = round(min(1.0, max(0.0, strength)), 4)
+            if strength <= 0:
+                continue
+            held = facts.get(fact)
+            if held is None or strength > held.strength:
+                ids = (item.id,) if held is None else (item.id, *held.evidence_ids)
+                facts[fact] = FactValue(strength, ids)
+            elif item.id not in held.evidence_ids:
+                facts[fact] = FactValue(held.strength, (*held.evidence_ids, item.id))
+    faults = [facts[fact] for fact in DATA_FAULTS if fact in facts]
+    if faults:
+        strongest = max(faults, key=lambda value: value.strength)
+        facts[Fact.DATA_FAULT] = FactValue(strongest.strength, tuple(i for f in faults for i in f.evidence_ids))
+    return facts
+
+
+def _counterfactual(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    if not values.get("available"):
+        return {}
+    if not values["regressed"]:
+        return {Fact.NO_REGRESSION: 1.0}
+    return {Fact.DROP_FOLLOWS_CODE: values["code_share"], Fact.DROP_FOLLOWS_DATA: values["data_share"]}
+
+
+def _code_change(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    feature, other = bool(values["feature_files_changed"]), bool(values["other_files_changed"])
+    return {
+        Fact.FEATURE_CODE_CHANGED: float(feature),
+        Fact.FEATURE_CODE_UNCHANGED: float(not feature),
+        Fact.OTHER_CODE_CHANGED: float(other),
+        Fact.OTHER_CODE_UNCHANGED: float(not other),
+        Fact.DIVISION_UNGUARDED: float(bool(values["unguarded_divisions"])),
+    }
+
+
+def _config_change(item: Evidence) -> dict[Fact, float]:
+    return {Fact.PARAMETERS_CHANGED: item.strength}
+
+
+def _feature_recomputation(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    if not values.get("available"):
+        return {}
+    base, candidate = values["base_invalid"], values["candidate_invalid"]
+    return {
+        Fact.FEATURES_DIFFER: float(values["differ"]),
+        Fact.FEATURES_IDENTICAL: float(not values["differ"]),
+        Fact.INVALID_VALUES_INTRODUCED: float(candidate > base),
+        Fact.INVALID_VALUES_UNDER_BASE: min(1.0, base / candidate) if candidate else float(base > 0),
+    }
+
+
+def _feature_drift(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available"):
+        return {}
+    return {Fact.FEATURES_SHIFTED: item.strength, Fact.FEATURES_STABLE: 1.0 - item.strength}
+
+
+def _source_schema(item: Evidence) -> dict[Fact, float]:
+    gone = item.values["read_columns_gone"]
+    renamed = {candidate["old"] for candidate in item.values["rename_candidates"]} & set(gone)
+    return {
+        Fact.READ_COLUMN_GONE: item.strength,
+        Fact.READ_COLUMNS_PRESENT: float(not gone),
+        Fact.RENAME_FOUND: float(bool(renamed)),
+    }
+
+
+def _schema_history(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    structural = bool(values["renamed"] or values["removed"])
+    return {
+        Fact.SCHEMA_RENAMED_OR_REMOVED: item.strength if structural else 0.0,
+        Fact.SCHEMA_RETYPED: item.strength if values["retyped"] and not structural else 0.0,
+    }
+
+
+def _source_types(item: Evidence) -> dict[Fact, float]:
+    retyped = item.values["retyped"]
+    as_numbers = 1.0 if item.values["text_numeric_columns"] else 0.5 if retyped else 0.0
+    return {Fact.NUMERIC_AS_TEXT: as_numbers, Fact.TYPES_UNCHANGED: float(not retyped)}
+
+
+def _source_categories(item: Evidence) -> dict[Fact, float]:
+    return {Fact.UNSEEN_CATEGORIES: item.strength, Fact.CATEGORIES_KNOWN: float(item.strength == 0)}
+
+
+def _source_quality(item: Evidence) -> dict[Fact, float]:
+    return {Fact.QUALITY_DEGRADED: item.strength, Fact.QUALITY_UNCHANGED: float(item.strength == 0)}
+
+
+def _dataset_profiles(item: Evidence) -> dict[Fact, float]:
+    return {Fact.PROFILE_NULLS_ROSE: item.strength}
+
+
+def _assertions(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    return {
+        Fact.ASSERTION_FAILING: item.strength,
+        Fact.ASSERTIONS_PASSING: float(bool(values["passing"]) and not values["failing"]),
+    }
+
+
+def _source_drift(item: Evidence) -> dict[Fact, float]:
+    return {Fact.SOURCE_SHIFTED: item.strength, Fact.SOURCE_STABLE: 1.0 - item.strength}
+
+
+def _label_shift(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available"):
+        return {}
+    return {Fact.LABEL_SHIFTED: item.strength, Fact.LABEL_STABLE: float(item.strength == 0)}
+
+
+READERS: dict[EvidenceKind, Reader] = {
+    EvidenceKind.COUNTERFACTUAL: _counterfactual,
+    EvidenceKind.CODE_CHANGE: _code_change,
+    EvidenceKind.CONFIG_CHANGE: _config_change,
+    EvidenceKind.FEATURE_RECOMPUTATION: _feature_recomputation,
+    EvidenceKind.FEATURE_DRIFT: _feature_drift,
+    EvidenceKind.SOURCE_SCHEMA: _source_schema,
+    EvidenceKind.SCHEMA_HISTORY: _schema_history,
+    EvidenceKind.SOURCE_TYPES: _source_types,
+    EvidenceKind.SOURCE_CATEGORIES: _source_categories,
+    EvidenceKind.SOURCE_QUALITY: _source_quality,
+    EvidenceKind.DATASET_PROFILES: _dataset_profiles,
+    EvidenceKind.ASSERTIONS: _assertions,
+    EvidenceKind.SOURCE_DRIFT: _source_drift,
+    EvidenceKind.LABEL_SHIFT: _label_shift,
+}

@@ -1,0 +1,89 @@
+"""Diagnose one incident from ``IncidentInputs``: collect the evidence, read the facts, score the catalogue,
+decide, and point at the code and the repair hints of the named cause."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from contracts.events.diagnosis import RepairHints
+from services.diagnoser.catalogue.decision import CauseLocation, Decision, decide
+from services.diagnoser.catalogue.facts import Facts, read_facts
+from services.diagnoser.catalogue.scoring import ScoredHypothesis, rank_hypotheses
+from services.diagnoser.evidence import Evidence, EvidenceKind
+from services.diagnoser.incident_evidence import IncidentEvidence, collect_incident_evidence
+from services.diagnoser.inputs import IncidentInputs
+from services.diagnoser.invalid_values import InvalidValueFigures, invalid_value_figures
+from services.diagnoser.repair_hints import repair_hints
+from services.diagnoser.suspected_location import SuspectedLocation, suspected_location
+from services.diagnoser.thresholds import DiagnosisThresholds, thresholds_from
+
+COUNTERFACTUAL_CELLS = ("base_on_approval", "base_on_incident", "candidate_on_approval", "candidate_on_incident")
+
+
+class IncidentDiagnosis(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    decision: Literal["diagnosed", "abstained"]
+    chosen_hypothesis: str | None
+    confidence: float | None
+    abstention_code: str | None
+    abstention_reason: str | None
+    top_hypothesis: str
+    margin: float | None
+    cause_location: CauseLocation
+    metric: str
+    counterfactual: dict[str, float | None]
+    suspected: SuspectedLocation | None
+    repair_hints: RepairHints
+    invalid_values: InvalidValueFigures
+    feature_files: tuple[str, ...]
+    facts: dict[str, float]
+    hypotheses: tuple[ScoredHypothesis, ...]
+    evidence: tuple[Evidence, ...]
+    thresholds: DiagnosisThresholds
+
+
+def diagnose_inputs(inputs: IncidentInputs, thresholds: Mapping[str, Any] | DiagnosisThresholds) -> IncidentDiagnosis:
+    """``thresholds`` is the central policy's ``diagnosis`` section (every threshold required)."""
+    policy = thresholds if isinstance(thresholds, DiagnosisThresholds) else thresholds_from(thresholds)
+    collected = collect_incident_evidence(inputs, policy)
+    facts = read_facts(list(collected.evidence))
+    ranked = rank_hypotheses(facts)
+    decision = decide(ranked, facts, policy)
+    return _outcome(inputs, collected, facts, ranked, decision, policy)
+
+
+def _outcome(
+    inputs: IncidentInputs,
+    collected: IncidentEvidence,
+    facts: Facts,
+    ranked: list[ScoredHypothesis],
+    decision: Decision,
+    policy: DiagnosisThresholds,
+) -> IncidentDiagnosis:
+    counterfactual = collected.first(EvidenceKind.COUNTERFACTUAL)
+    return IncidentDiagnosis(
+        decision=decision.decision,
+        chosen_hypothesis=decision.hypothesis,
+        confidence=decision.score if decision.decision == "diagnosed" else None,
+        abstention_code=decision.reason_code,
+        abstention_reason=decision.reason,
+        top_hypothesis=ranked[0].name,
+        margin=decision.margin,
+        cause_location=decision.cause_location,
+        metric=inputs.gate.metric,
+        counterfactual={name: counterfactual.values.get(name) for name in COUNTERFACTUAL_CELLS}
+        if counterfactual is not None
+        else {},
+        suspected=suspected_location(collected, decision.hypothesis),
+        repair_hints=repair_hints(collected, decision.hypothesis),
+        invalid_values=invalid_value_figures(collected),
+        feature_files=collected.feature_files,
+        facts={str(fact): value.strength for fact, value in facts.items()},
+        hypotheses=tuple(ranked),
+        evidence=collected.evidence,
+        thresholds=policy,
+    )

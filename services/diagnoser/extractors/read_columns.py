@@ -1,0 +1,89 @@
+"""Which source columns the model's code reads: string constants of the revisions' Python files (outside
+tests and docstrings) that name a column of the windows' CSVs, with how each is used (subscript,
+``.get``/keyword argument, a list of names)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from services.diagnoser.behavioural_paths import is_test_or_documentation
+from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES
+from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
+
+METHOD = (
+    "AST of every Python file of both revisions (tests excluded): string constants outside docstrings, kept when "
+    "they equal a column name of the windows' CSV headers"
+)
+
+
+def read_columns_evidence(trees: Iterable[Path], columns: set[str], label: str) -> Evidence:
+    uses: dict[str, set[str]] = defaultdict(set)
+    files: dict[str, set[str]] = defaultdict(set)
+    for tree in trees:
+        for path in sorted(tree.rglob("*.py")):
+            relative = path.relative_to(tree).as_posix()
+            if any(part in IGNORED_DIRECTORY_NAMES for part in path.relative_to(tree).parts):
+                continue
+            if is_test_or_documentation(relative):
+                continue
+            for name, use in column_mentions(path, columns):
+                uses[name].add(use)
+                files[name].add(relative)
+    read = sorted(name for name in uses if name != label)
+    return make_evidence(
+        EvidenceKind.READ_COLUMNS,
+        subject="workspace",
+        values={
+            "columns": read,
+            "label_read": label in uses,
+            "uses": {name: sorted(uses[name]) for name in read},
+            "files": {name: sorted(files[name]) for name in read},
+        },
+        summary=f"the code names {len(read)} source column(s): {', '.join(read) or 'none'}",
+        source=EvidenceSource.CODE,
+        strength=1.0 if read else 0.0,
+        method=METHOD,
+    )
+
+
+def column_mentions(path: Path, columns: set[str]) -> list[tuple[str, str]]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+    docstrings = _docstring_nodes(tree)
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    found = []
+    for node in ast.walk(tree):
+        is_name = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in columns
+        if is_name and id(node) not in docstrings:
+            found.append((node.value, _use(node, parents)))
+    return found
+
+
+def _use(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    parent = parents.get(node)
+    if isinstance(parent, ast.Subscript):
+        return "subscript"
+    if isinstance(parent, ast.Call | ast.keyword):
+        return "argument"
+    if isinstance(parent, ast.Tuple | ast.List | ast.Set):
+        return "list_of_names"
+    if isinstance(parent, ast.Dict):
+        return "dict"
+    if isinstance(parent, ast.Compare):
+        return "comparison"
+    return "other"
+
+
+def _docstring_nodes(tree: ast.Module) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found

@@ -1,0 +1,110 @@
+"""Collect every piece of evidence for one incident from ``IncidentInputs``: the counterfactual runs, the
+code and configuration change, the source data of both windows, the features recomputed by both revisions,
+and what DataHub logged. The order of the list is stable."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from services.diagnoser.code_diff import diff_trees
+from services.diagnoser.evidence import Evidence
+from services.diagnoser.extractors.assertions import assertions_evidence
+from services.diagnoser.extractors.change_timing import change_timing_evidence, regression_time_ms
+from services.diagnoser.extractors.code_change import code_change_evidence
+from services.diagnoser.extractors.config_change import config_change_evidence
+from services.diagnoser.extractors.counterfactual import counterfactual_evidence
+from services.diagnoser.extractors.dataset_profiles import dataset_profiles_evidence
+from services.diagnoser.extractors.feature_drift import feature_drift_evidence
+from services.diagnoser.extractors.feature_recomputation import feature_recomputation_evidence
+from services.diagnoser.extractors.label_shift import label_shift_evidence
+from services.diagnoser.extractors.lineage_relevance import lineage_relevance_evidence
+from services.diagnoser.extractors.read_columns import read_columns_evidence
+from services.diagnoser.extractors.schema_history import schema_history_evidence
+from services.diagnoser.extractors.source_categories import source_categories_evidence
+from services.diagnoser.extractors.source_drift import source_drift_evidence
+from services.diagnoser.extractors.source_quality import source_quality_evidence
+from services.diagnoser.extractors.source_schema import source_schema_evidence
+from services.diagnoser.extractors.source_types import source_types_evidence
+from services.diagnoser.feature_modules import feature_files
+from services.diagnoser.feature_runs import run_features
+from services.diagnoser.inputs import IncidentInputs
+from services.diagnoser.profiling.windows import all_columns, profile_windows, relevant_columns
+from services.diagnoser.thresholds import DiagnosisThresholds
+
+
+@dataclass(frozen=True)
+class IncidentEvidence:
+    evidence: tuple[Evidence, ...]
+    feature_files: tuple[str, ...]
+
+    def first(self, kind: str) -> Evidence | None:
+        return next((item for item in self.evidence if item.kind == kind), None)
+
+
+def collect_incident_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> IncidentEvidence:
+    base, candidate, workspace = Path(inputs.base_dir), Path(inputs.candidate_dir), inputs.workspace
+    diff = diff_trees(base, candidate)
+    changed = diff.changed_paths()
+    on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
+    evidence = [
+        counterfactual_evidence(inputs.metrics, inputs.gate),
+        code_change_evidence(diff, base, candidate, on_feature_path),
+        config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes),
+    ]
+    evidence.extend(_data_evidence(inputs, thresholds))
+    evidence.extend(_feature_evidence(inputs, thresholds))
+    evidence.extend(_metadata_evidence(inputs, evidence, thresholds))
+    return IncidentEvidence(evidence=tuple(evidence), feature_files=tuple(sorted(on_feature_path)))
+
+
+def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> list[Evidence]:
+    label = inputs.workspace.label
+    pairs = profile_windows(inputs.approval, inputs.incident, thresholds.numeric_parse_rate, thresholds.max_categories)
+    read = read_columns_evidence((inputs.base_dir, inputs.candidate_dir), all_columns(pairs), label)
+    read_names = list(read.values["columns"])
+    columns = relevant_columns(pairs, read_names, label)
+    schema = source_schema_evidence(pairs, columns, thresholds)
+    present = [name for name in columns if name not in schema.values["read_columns_gone"]]
+    types = source_types_evidence(pairs, present)
+    typed = [name for name in present if name not in types.values["retyped"]]
+    categories = source_categories_evidence(pairs, typed, thresholds)
+    quality = source_quality_evidence(pairs, typed, thresholds)
+    faulted = set(categories.values["columns_over_threshold"]) | set(quality.values["faulty_columns"])
+    drift = source_drift_evidence(pairs, [name for name in typed if name not in faulted], thresholds)
+    return [read, schema, types, categories, quality, drift, label_shift_evidence(pairs, label, thresholds)]
+
+
+def _feature_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> list[Evidence]:
+    workspace = inputs.workspace
+    with tempfile.TemporaryDirectory(prefix="modelguard-diagnosis-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        base_incident = run_features("base", inputs.base_dir, inputs.incident.eval, "incident", workspace, scratch)
+        candidate_incident = run_features(
+            "candidate", inputs.candidate_dir, inputs.incident.eval, "incident", workspace, scratch
+        )
+        base_approval = run_features("base", inputs.base_dir, inputs.approval.eval, "approval", workspace, scratch)
+    return [
+        feature_recomputation_evidence(base_incident, candidate_incident, thresholds),
+        feature_drift_evidence(base_approval, base_incident, thresholds),
+    ]
+
+
+def _metadata_evidence(
+    inputs: IncidentInputs, evidence: list[Evidence], thresholds: DiagnosisThresholds
+) -> list[Evidence]:
+    context = inputs.context
+    regression_ms = regression_time_ms(context.fetched_at if context is not None else None)
+    read = next(item for item in evidence if item.kind == "code.read_columns").values["columns"]
+    found = [
+        schema_history_evidence(inputs.changes, list(read), inputs.dataset_urn, context, regression_ms),
+        assertions_evidence(inputs.changes, context, inputs.dataset_urn, regression_ms),
+        dataset_profiles_evidence(inputs.changes, inputs.dataset_urn, context, regression_ms, thresholds),
+    ]
+    if inputs.changes:
+        found.append(change_timing_evidence(inputs.changes, regression_ms))
+        found.append(
+            lineage_relevance_evidence((record.entity_urn for record in inputs.changes), inputs.dataset_urn, context)
+        )
+    return found

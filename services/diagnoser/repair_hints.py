@@ -1,0 +1,74 @@
+"""What a repair strategy needs to know, read off the evidence: changed functions on the cause's path,
+renamed columns, text-numeric columns, unseen categories, columns whose nulls rose, columns the code reads."""
+
+from __future__ import annotations
+
+from contracts.events.diagnosis import ColumnRename, RepairHints, Suspect
+from services.diagnoser.catalogue.hypotheses import FEATURE_TRANSFORMATION, LOCATION, TRAINING_CONFIG_CHANGE
+from services.diagnoser.evidence import EvidenceKind
+from services.diagnoser.incident_evidence import IncidentEvidence
+
+MODULE_LEVEL = "<module>"
+
+
+def repair_hints(collected: IncidentEvidence, hypothesis: str | None) -> RepairHints:
+    read = _values(collected, EvidenceKind.READ_COLUMNS)
+    types = _values(collected, EvidenceKind.SOURCE_TYPES)
+    categories = _values(collected, EvidenceKind.SOURCE_CATEGORIES)
+    quality = _values(collected, EvidenceKind.SOURCE_QUALITY)
+    unseen = categories.get("unseen", {})
+    return RepairHints(
+        changed_functions=changed_functions(collected, hypothesis),
+        renamed_columns=renamed_columns(collected),
+        text_numeric_columns=list(types.get("text_numeric_columns", [])),
+        unseen_categories={
+            name: list(unseen[name]["unseen"])
+            for name in categories.get("columns_over_threshold", [])
+            if name in unseen
+        },
+        null_columns=list(quality.get("null_columns", [])),
+        read_columns=list(read.get("columns", [])),
+    )
+
+
+def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> list[Suspect]:
+    """Functions the candidate changed on the cause's path: feature modules for a feature transformation,
+    elsewhere for a training change (a changed module-level parameter counts as ``<module>``), none for a cause
+    in the data, all when no cause is named."""
+    if LOCATION.get(hypothesis or "") == "data":
+        return []
+    code = _values(collected, EvidenceKind.CODE_CHANGE)
+    divisors = {(d["file"], d["function"]): d["divisor"] for d in code.get("unguarded_divisions", [])}
+    wanted = {FEATURE_TRANSFORMATION: True, TRAINING_CONFIG_CHANGE: False}.get(hypothesis or "")
+    suspects = [
+        Suspect(file=f["file"], function=f["function"], divisor=divisors.get((f["file"], f["function"])))
+        for f in code.get("functions", [])
+        if f["status"] != "added" and (wanted is None or f["on_feature_path"] == wanted)
+    ]
+    if hypothesis == TRAINING_CONFIG_CHANGE:
+        for entry in _values(collected, EvidenceKind.CONFIG_CHANGE).get("changed", []):
+            scope = str(entry["key"]).split(":", 1)[0]
+            suspect = Suspect(file=entry["file"], function=scope if ":" in str(entry["key"]) else MODULE_LEVEL)
+            if not entry["file"].startswith("urn:") and suspect not in suspects:
+                suspects.append(suspect)
+    return suspects
+
+
+def renamed_columns(collected: IncidentEvidence) -> list[ColumnRename]:
+    schema = _values(collected, EvidenceKind.SOURCE_SCHEMA)
+    history = _values(collected, EvidenceKind.SCHEMA_HISTORY)
+    gone = set(schema.get("read_columns_gone", []))
+    new_columns = {name for names in schema.get("new_columns", {}).values() for name in names}
+    renames: dict[str, str] = {}
+    for item in history.get("renamed", []):
+        if item["old"] in gone and item["new"] in new_columns:
+            renames[item["old"]] = item["new"]
+    for item in schema.get("rename_candidates", []):
+        if item["old"] in gone:
+            renames.setdefault(item["old"], item["new"])
+    return [ColumnRename(old=old, new=new) for old, new in sorted(renames.items())]
+
+
+def _values(collected: IncidentEvidence, kind: EvidenceKind) -> dict:
+    item = collected.first(kind)
+    return item.values if item is not None else {}

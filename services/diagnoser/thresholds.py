@@ -1,0 +1,62 @@
+"""Every threshold of the diagnosis, read from the central policy's ``diagnosis`` section.
+
+No default lives in code: a policy that lacks a threshold is refused with the name of what is missing, so
+what decided an incident is always on record in the policy file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
+
+Share = float
+
+
+class DiagnosisThresholds(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    abstain_below: Share = Field(ge=0, le=1, description="abstain when the best score is below this")
+    min_margin: Share = Field(ge=0, le=1, description="abstain when the best leads the runner-up by less")
+    confidence_high: Share = Field(ge=0, le=1, description="a score from which the confidence reads high")
+    confidence_medium: Share = Field(ge=0, le=1, description="a score from which the confidence reads medium")
+    dominant_share: Share = Field(
+        gt=0.5, le=1, description="the drop follows the code (or the data) when that side's share is at least this"
+    )
+    numeric_parse_rate: Share = Field(ge=0, le=1, description="a column is numeric when this share of cells parse")
+    max_categories: int = Field(ge=1, description="a text column with at most this many values is categorical")
+    psi_drift: float = Field(gt=0, description="a column drifted when its PSI is at least this")
+    psi_full: float = Field(gt=0, description="PSI at which drift evidence has full strength")
+    ks_drift: Share = Field(gt=0, le=1, description="a numeric column drifted when its KS statistic is at least this")
+    rate_rise: Share = Field(ge=0, le=1, description="a null, zero or out-of-range rate rise that counts as a fault")
+    rate_rise_z: float = Field(ge=0, description="a rate rise counts only when its two-proportion z is at least this")
+    rate_rise_full: Share = Field(gt=0, le=1, description="rate rise at which quality evidence has full strength")
+    out_of_range_span: float = Field(
+        ge=0, description="a value is out of range beyond the reference range widened by this many range widths"
+    )
+    unseen_share: Share = Field(ge=0, le=1, description="share of rows with unseen categories that counts")
+    unseen_share_full: Share = Field(gt=0, le=1, description="unseen share at which the evidence has full strength")
+    rename_max_distance: float = Field(
+        ge=0, description="a new column matches a gone one when their distribution distance (KS or PSI) is at most this"
+    )
+    label_shift: Share = Field(gt=0, le=1, description="label shift when the label's distance (TV or KS) is this")
+    label_shift_full: Share = Field(gt=0, le=1, description="label distance at which the evidence has full strength")
+    feature_changed_rows: Share = Field(
+        ge=0, le=1, description="features differ when at least this share of rows differ between revisions"
+    )
+    feature_tolerance: float = Field(ge=0, description="relative tolerance under which two feature values are equal")
+
+
+def thresholds_from(policy_diagnosis: Mapping[str, Any]) -> DiagnosisThresholds:
+    return DiagnosisThresholds.model_validate(dict(policy_diagnosis))
+
+
+def central_thresholds(path: Path = CENTRAL_POLICY) -> DiagnosisThresholds:
+    """The ``diagnosis`` section of ModelGuard's central policy file."""
+    document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return thresholds_from(document.get("diagnosis") or {})

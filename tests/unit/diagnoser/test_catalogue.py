@@ -1,0 +1,195 @@
+"""The catalogue: each hypothesis wins on its own facts, falsification tests knock rivals out, and the
+decision abstains on no regression, a mixed cause, nothing supported, a low score or a small margin."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.diagnoser.catalogue.decision import decide
+from services.diagnoser.catalogue.facts import Fact, Facts, FactValue
+from services.diagnoser.catalogue.hypotheses import CATALOGUE, UNKNOWN
+from services.diagnoser.catalogue.scoring import rank_hypotheses
+from services.diagnoser.thresholds import central_thresholds
+
+THRESHOLDS = central_thresholds()
+CODE = {Fact.DROP_FOLLOWS_CODE: 1.0, Fact.DROP_FOLLOWS_DATA: 0.0}
+DATA = {Fact.DROP_FOLLOWS_CODE: 0.0, Fact.DROP_FOLLOWS_DATA: 1.0}
+CLEAN_DATA = {
+    Fact.READ_COLUMNS_PRESENT: 1.0,
+    Fact.TYPES_UNCHANGED: 1.0,
+    Fact.CATEGORIES_KNOWN: 1.0,
+    Fact.QUALITY_UNCHANGED: 1.0,
+}
+
+
+def facts(**strengths: float) -> Facts:
+    return {Fact(name): FactValue(value, (f"ev-{name}",)) for name, value in strengths.items() if value > 0}
+
+
+def of(*tables: dict[Fact, float]) -> Facts:
+    merged: dict[str, float] = {}
+    for table in tables:
+        merged.update({fact.value: value for fact, value in table.items()})
+    return facts(**merged)
+
+
+CASES = {
+    "feature_transformation": of(
+        CODE,
+        CLEAN_DATA,
+        {
+            Fact.FEATURE_CODE_CHANGED: 1,
+            Fact.OTHER_CODE_UNCHANGED: 1,
+            Fact.FEATURES_DIFFER: 1,
+            Fact.INVALID_VALUES_INTRODUCED: 1,
+            Fact.DIVISION_UNGUARDED: 1,
+        },
+    ),
+    "training_config_change": of(
+        CODE,
+        CLEAN_DATA,
+        {
+            Fact.FEATURE_CODE_UNCHANGED: 1,
+            Fact.OTHER_CODE_CHANGED: 1,
+            Fact.PARAMETERS_CHANGED: 1,
+            Fact.FEATURES_IDENTICAL: 1,
+        },
+    ),
+    "upstream_schema_change": of(
+        DATA,
+        {
+            Fact.READ_COLUMN_GONE: 1,
+            Fact.RENAME_FOUND: 1,
+            Fact.SCHEMA_RENAMED_OR_REMOVED: 1,
+            Fact.DATA_FAULT: 1,
+            Fact.FEATURES_IDENTICAL: 1,
+            Fact.TYPES_UNCHANGED: 1,
+            Fact.QUALITY_UNCHANGED: 1,
+        },
+    ),
+    "type_conversion": of(
+        DATA,
+        {
+            Fact.NUMERIC_AS_TEXT: 1,
+            Fact.DATA_FAULT: 1,
+            Fact.READ_COLUMNS_PRESENT: 1,
+            Fact.QUALITY_UNCHANGED: 1,
+            Fact.CATEGORIES_KNOWN: 1,
+        },
+    ),
+    "category_mapping": of(
+        DATA,
+        {
+            Fact.UNSEEN_CATEGORIES: 1,
+            Fact.DATA_FAULT: 1,
+            Fact.READ_COLUMNS_PRESENT: 1,
+            Fact.TYPES_UNCHANGED: 1,
+            Fact.QUALITY_UNCHANGED: 1,
+        },
+    ),
+    "source_data_quality": of(
+        DATA,
+        {
+            Fact.QUALITY_DEGRADED: 1,
+            Fact.ASSERTION_FAILING: 1,
+            Fact.DATA_FAULT: 1,
+            Fact.READ_COLUMNS_PRESENT: 1,
+            Fact.TYPES_UNCHANGED: 1,
+            Fact.CATEGORIES_KNOWN: 1,
+        },
+    ),
+    "covariate_drift": of(DATA, CLEAN_DATA, {Fact.SOURCE_SHIFTED: 1, Fact.FEATURES_SHIFTED: 1, Fact.LABEL_STABLE: 1}),
+    "label_shift": of(DATA, CLEAN_DATA, {Fact.LABEL_SHIFTED: 1, Fact.SOURCE_STABLE: 1, Fact.FEATURES_STABLE: 1}),
+}
+
+
+def test_the_catalogue_has_the_nine_hypotheses() -> None:
+    assert {spec.name for spec in CATALOGUE} | {UNKNOWN} == {*CASES, UNKNOWN}
+    for spec in CATALOGUE:
+        assert 0.9 - 1e-9 <= sum(spec.support.values()) <= 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_hypothesis_is_named_on_its_own_facts(name: str) -> None:
+    ranked = rank_hypotheses(CASES[name])
+    decision = decide(ranked, CASES[name], THRESHOLDS)
+    assert decision.decision == "diagnosed" and decision.hypothesis == name
+    assert decision.score is not None and decision.score >= THRESHOLDS.abstain_below
+    assert decision.cause_location == ranked[0].location
+
+
+def test_base_code_producing_the_same_invalid_values_falsifies_the_transformation() -> None:
+    case = dict(CASES["feature_transformation"])
+    before = rank_hypotheses(case)[0].score
+    case[Fact.INVALID_VALUES_UNDER_BASE] = FactValue(1.0, ("ev-base",))
+    after = next(h for h in rank_hypotheses(case) if h.name == "feature_transformation")
+    assert after.score == pytest.approx(before - 0.3)
+    assert "ev-base" in after.counter_evidence_ids
+
+
+def test_unchanged_source_rows_falsify_source_quality() -> None:
+    case = of(DATA, {Fact.QUALITY_UNCHANGED: 1, Fact.ASSERTION_FAILING: 1})
+    quality = next(h for h in rank_hypotheses(case) if h.name == "source_data_quality")
+    assert quality.score == 0.0 and Fact.QUALITY_UNCHANGED in {c.fact for c in quality.counter}
+
+
+def test_a_data_fault_falsifies_covariate_drift_and_label_shift() -> None:
+    ranked = {h.name: h.score for h in rank_hypotheses(CASES["category_mapping"] | facts(source_columns_shifted=1))}
+    assert ranked["covariate_drift"] < THRESHOLDS.abstain_below and ranked["label_shift"] == 0.0
+
+
+def test_drop_following_the_data_falsifies_code_hypotheses() -> None:
+    case = of(DATA, {Fact.FEATURE_CODE_CHANGED: 1, Fact.FEATURES_DIFFER: 1, Fact.DIVISION_UNGUARDED: 1})
+    assert next(h for h in rank_hypotheses(case) if h.name == "feature_transformation").score == 0.0
+
+
+def test_no_regression_abstains() -> None:
+    case = facts(no_regression=1, feature_code_changed=1, features_differ_on_same_rows=1)
+    decision = decide(rank_hypotheses(case), case, THRESHOLDS)
+    assert decision.decision == "abstained" and decision.reason_code == "no_regression"
+
+
+def test_a_mixed_cause_abstains() -> None:
+    case = dict(CASES["feature_transformation"])
+    case[Fact.DROP_FOLLOWS_CODE] = FactValue(0.5, ("ev-cf",))
+    case[Fact.DROP_FOLLOWS_DATA] = FactValue(0.5, ("ev-cf",))
+    decision = decide(rank_hypotheses(case), case, THRESHOLDS)
+    assert decision.reason_code == "mixed_cause" and decision.cause_location == "mixed"
+
+
+def test_nothing_supported_makes_unknown_win_and_abstain() -> None:
+    case = of(DATA, CLEAN_DATA, {Fact.LABEL_STABLE: 1, Fact.SOURCE_STABLE: 1})
+    ranked = rank_hypotheses(case)
+    decision = decide(ranked, case, THRESHOLDS)
+    assert ranked[0].name == UNKNOWN and decision.reason_code == "nothing_supported"
+
+
+def test_a_low_top_score_abstains() -> None:
+    case = of(
+        DATA,
+        {
+            Fact.UNSEEN_CATEGORIES: 0.3,
+            Fact.READ_COLUMNS_PRESENT: 1,
+            Fact.TYPES_UNCHANGED: 1,
+            Fact.QUALITY_UNCHANGED: 1,
+            Fact.DATA_FAULT: 0.3,
+        },
+    )
+    decision = decide(rank_hypotheses(case), case, THRESHOLDS)
+    assert decision.decision == "abstained" and decision.reason_code in ("below_threshold", "nothing_supported")
+
+
+def test_two_close_hypotheses_abstain_on_the_margin() -> None:
+    case = of(
+        DATA,
+        {
+            Fact.UNSEEN_CATEGORIES: 1,
+            Fact.QUALITY_DEGRADED: 1,
+            Fact.DATA_FAULT: 1,
+            Fact.READ_COLUMNS_PRESENT: 1,
+            Fact.TYPES_UNCHANGED: 1,
+        },
+    )
+    decision = decide(rank_hypotheses(case), case, THRESHOLDS)
+    assert decision.reason_code == "insufficient_margin" and decision.margin is not None
+    assert decision.margin < THRESHOLDS.min_margin

@@ -1,0 +1,98 @@
+"""Code change, configuration change and read columns on small trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from services.diagnoser.code_diff import diff_trees
+from services.diagnoser.extractors.code_change import code_change_evidence
+from services.diagnoser.extractors.config_change import config_change_evidence
+from services.diagnoser.extractors.read_columns import read_columns_evidence
+from services.diagnoser.inputs import MetadataChangeRecord
+
+FEATURES = '''"""Features."""
+
+
+def ratio(row):
+    if row["visits"] <= 0:
+        return 0.0
+    return row["spend"] / row["visits"]
+
+
+def build(row):
+    return {"ratio": ratio(row), "region": row.get("region")}
+'''
+FEATURES_UNGUARDED = FEATURES.replace('    if row["visits"] <= 0:\n        return 0.0\n', "")
+TRAIN = 'C = 1.0\n\n\ndef fit(model_class):\n    return model_class(max_iter=100, penalty="l2")\n'
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    for relpath, text in files.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_changed_feature_function_with_an_introduced_unguarded_division(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base", {"pkg/features.py": FEATURES, "pkg/train.py": TRAIN, "README.md": "a"})
+    candidate = tree(
+        tmp_path / "cand", {"pkg/features.py": FEATURES_UNGUARDED, "pkg/train.py": TRAIN, "README.md": "b"}
+    )
+    item = code_change_evidence(diff_trees(base, candidate), base, candidate, frozenset({"pkg/features.py"}))
+    values = item.values
+    assert values["feature_files_changed"] == ["pkg/features.py"] and values["other_files_changed"] == []
+    assert values["ignored_files"] == ["README.md"]
+    assert [(f["function"], f["on_feature_path"]) for f in values["functions"]] == [("ratio", True)]
+    assert values["unguarded_divisions"][0]["divisor"] == 'row["visits"]'
+    assert {"visits", "spend"} <= set(values["columns_in_changed_feature_code"])
+    assert item.strength == 1.0
+
+
+def test_no_behavioural_change(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base", {"pkg/features.py": FEATURES, "docs/x.md": "a"})
+    candidate = tree(tmp_path / "cand", {"pkg/features.py": FEATURES, "docs/x.md": "b"})
+    item = code_change_evidence(diff_trees(base, candidate), base, candidate, frozenset({"pkg/features.py"}))
+    assert item.strength == 0.0 and item.values["functions"] == []
+
+
+def test_config_change_finds_keyword_constant_and_config_file_values(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base", {"pkg/train.py": TRAIN, "conf/model.yaml": "model:\n  depth: 3\n"})
+    candidate_train = TRAIN.replace("C = 1.0", "C = 0.001").replace("max_iter=100", "max_iter=5")
+    candidate = tree(tmp_path / "cand", {"pkg/train.py": candidate_train, "conf/model.yaml": "model:\n  depth: 9\n"})
+    item = config_change_evidence(diff_trees(base, candidate), base, candidate, frozenset())
+    changed = {(entry["file"], entry["key"]): (entry["before"], entry["after"]) for entry in item.values["changed"]}
+    assert changed == {
+        ("conf/model.yaml", "model.depth"): (3, 9),
+        ("pkg/train.py", "<module>:C"): (1.0, 0.001),
+        ("pkg/train.py", "fit:model_class(max_iter=)"): (100, 5),
+    }
+    assert item.strength == 1.0
+
+
+def test_config_change_ignores_feature_modules_and_reads_hyper_parameters(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base", {"pkg/features.py": "SCALE = 1\n"})
+    candidate = tree(tmp_path / "cand", {"pkg/features.py": "SCALE = 2\n"})
+    record = MetadataChangeRecord(
+        entity_urn="urn:li:mlModel:m",
+        entity_type="mlModel",
+        aspect="mlModelProperties",
+        change_type="UPSERT",
+        time_ms=None,
+        actor=None,
+        previous={"hyperParams": [{"name": "lr", "value": "0.1"}]},
+        current={"hyperParams": [{"name": "lr", "value": "0.5"}]},
+    )
+    item = config_change_evidence(
+        diff_trees(base, candidate), base, candidate, frozenset({"pkg/features.py"}), [record]
+    )
+    assert item.values["changed"] == [{"file": "urn:li:mlModel:m", "key": "lr", "before": "0.1", "after": "0.5"}]
+
+
+def test_read_columns_are_names_of_csv_columns_in_code_outside_tests_and_docstrings(tmp_path: Path) -> None:
+    code = '"""Reads spend."""\nCOLUMNS = ("visits", "plan")\n\n\ndef f(df):\n    return df["spend"], df.get("label")\n'
+    base = tree(tmp_path / "base", {"pkg/a.py": code, "tests/test_a.py": 'X = "region"\n'})
+    item = read_columns_evidence([base], {"visits", "plan", "spend", "region", "label", "unused"}, label="label")
+    assert item.values["columns"] == ["plan", "spend", "visits"]
+    assert item.values["label_read"] is True
+    assert item.values["uses"]["spend"] == ["subscript"] and item.values["uses"]["plan"] == ["list_of_names"]
