@@ -277,6 +277,20 @@ class LineagePath(_Contract):
         return self
 
 
+class MetadataChange(_Contract):
+    """One change DataHub logged around the incident (a MetadataChangeLog record): an aspect before and after."""
+
+    entity_urn: Urn
+    entity_type: str
+    aspect: str = Field(min_length=1)
+    change_type: str
+    changed_at: IsoTimestamp | None = None
+    actor: Urn | None = None
+    previous: dict[str, Any] | None = Field(default=None, description="previousAspectValue, as JSON")
+    current: dict[str, Any] | None = Field(default=None, description="aspect, as JSON; None for a delete")
+    provenance: Provenance
+
+
 def _canonical_order(items: tuple[_Contract, ...]) -> tuple[_Contract, ...]:
     unique = {item.model_dump_json(): item for item in items}
     return tuple(unique[key] for key in sorted(unique))
@@ -307,6 +321,9 @@ class ContextSnapshot(_Contract):
     downstream_paths: tuple[LineagePath, ...] = Field(
         default=(), description="lineage downstream of the model plus model -> deployment paths"
     )
+    changes: tuple[MetadataChange, ...] = Field(
+        default=(), description="MetadataChangeLog records of the model and its upstream entities"
+    )
     warnings: NameSet = ()
 
     @field_validator(
@@ -325,6 +342,7 @@ class ContextSnapshot(_Contract):
         "field_lineage",
         "upstream_paths",
         "downstream_paths",
+        "changes",
         mode="after",
     )
     @classmethod

@@ -25,8 +25,6 @@ class FileContextProvider:
     """Reads the given MCP JSON files on every ``collect`` and assembles a snapshot for one model."""
 
     def __init__(self, paths: Sequence[Path], limits: WalkLimits | None = None) -> None:
-        if not paths:
-            raise ValueError("FileContextProvider needs at least one metadata file")
         self._paths = tuple(Path(path) for path in paths)
         self._limits = limits or WalkLimits()
 
@@ -47,8 +45,12 @@ class FileContextProvider:
             model_urn,
             ProvenanceStamp(FILE_PROVIDER, fetched_at),
             self._limits,
-            source_warnings=(*CAPABILITY_GAPS, *_loading_warnings(loaded)),
+            source_warnings=(*CAPABILITY_GAPS, *_loading_warnings(loaded), *_no_files(self._paths)),
         )
+
+
+def _no_files(paths: Sequence[Path]) -> list[str]:
+    return [] if paths else ["file provider: no metadata files are configured; the snapshot is empty"]
 
 
 def _loading_warnings(loaded: Sequence[LoadedMetadataFile]) -> list[str]:

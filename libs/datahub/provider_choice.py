@@ -19,9 +19,7 @@ PROVIDERS = ("file", "sdk", "mcp")
 def context_provider_from(settings: Settings, env: Mapping[str, str] | None = None) -> ContextProvider:
     env = os.environ if env is None else env
     choice = env.get("MODELGUARD_CONTEXT_PROVIDER", "file")
-    if choice == "file":
-        if not settings.datahub_files:
-            raise SettingsError("MODELGUARD_CONTEXT_PROVIDER=file needs MODELGUARD_DATAHUB_FILES")
+    if choice == "file":  # with no files the snapshot is empty and says so: the code and data still speak
         return FileContextProvider(settings.datahub_files)
     if choice == "sdk":
         server = env.get("DATAHUB_GMS_URL")

@@ -5,10 +5,13 @@ No transport and no I/O besides the injected provider; the Kafka entrypoint wrap
 
 from __future__ import annotations
 
-from contracts.context_snapshot import ContextSnapshot
+from collections.abc import Sequence
+
+from contracts.context_snapshot import ContextSnapshot, MetadataChange
 from contracts.events.context import ContextCollected
 from contracts.events.evaluation import RegressionDetected
 from libs.datahub.provider import ContextProvider
+from services.context.metadata_changes import with_changes
 
 MODEL_URN_PREFIX = "urn:li:mlModel:"
 
@@ -23,9 +26,12 @@ def collect_context(model_urn: str, provider: ContextProvider, fetched_at: str) 
 
 
 def context_for_regression(
-    regression: RegressionDetected, provider: ContextProvider, fetched_at: str
+    regression: RegressionDetected,
+    provider: ContextProvider,
+    fetched_at: str,
+    changes: Sequence[MetadataChange] = (),
 ) -> ContextCollected:
-    snapshot = collect_context(regression.workspace.model_urn, provider, fetched_at)
+    snapshot = with_changes(collect_context(regression.workspace.model_urn, provider, fetched_at), changes)
     return ContextCollected(
         **regression.carried(),
         context=snapshot,

@@ -13,6 +13,7 @@ from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.schema_registry import SchemaRegistryUnavailable
 from libs.events.identity import incident_id_for
+from services.context.change_log import ChangeLog
 from services.context.upstream_risk import handle_upstream_mcl
 from services.context.upstream_risk_dedup import RiskDeduplicator
 
@@ -22,8 +23,14 @@ UPSTREAM_RISK = "upstream-risk"
 class MclIntake:
     """One MCL at a time: JSON when it starts with `{`, Confluent-framed Avro otherwise."""
 
-    def __init__(self, decoder: MclDecoder, mirror: MetadataMirror, dedup: RiskDeduplicator) -> None:
-        self.decoder, self.mirror, self.dedup = decoder, mirror, dedup
+    def __init__(
+        self,
+        decoder: MclDecoder,
+        mirror: MetadataMirror,
+        dedup: RiskDeduplicator,
+        change_log: ChangeLog | None = None,
+    ) -> None:
+        self.decoder, self.mirror, self.dedup, self.change_log = decoder, mirror, dedup, change_log
 
     def __call__(self, raw: bytes) -> list[FirstEvent]:
         try:
@@ -31,6 +38,8 @@ class MclIntake:
             if mcl is None:  # the prefilter: an aspect the mirror does not keep
                 return []
             risk = handle_upstream_mcl(mcl, self.mirror, self.dedup)
+            if self.change_log is not None:
+                self.change_log.record(mcl)
         except MclDecodeError as exc:
             raise RejectedInput(f"mcl-{exc.reason}".replace("_", "-"), str(exc.detail)) from exc
         except SchemaRegistryUnavailable as exc:

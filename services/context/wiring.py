@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from libs.bus.external_input import ExternalInput
 from libs.bus.runtime import RejectedInput, ServiceDefinition, TransientFailure
+from libs.datahub.change_records import ChangeRecordsError, read_change_records
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.schema_registry import schema_resolver_for
@@ -12,9 +13,10 @@ from libs.datahub.mcp_file import MetadataFileError, load_mcp_file
 from libs.datahub.provider_choice import context_provider_from
 from libs.datahub.sdk_errors import ContextUnavailable
 from libs.events.codec import SignedEvent
-from libs.settings import Settings
+from libs.settings import Settings, SettingsError
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
+from services.context.change_log import ChangeLog
 from services.context.handler import context_for_regression
 from services.context.mcl_intake import MclIntake
 from services.context.upstream_risk_dedup import RiskDeduplicator
@@ -36,12 +38,18 @@ def open_mirror(settings: Settings) -> MetadataMirror:
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     provider = context_provider_from(settings)
+    try:
+        file_changes = [record for path in settings.datahub_change_files for record in read_change_records(path)]
+    except ChangeRecordsError as exc:
+        raise SettingsError(str(exc)) from exc
+    change_log = ChangeLog.open(settings.state_dir(NAME) / "changes.sqlite")
 
     def handle(signed: SignedEvent) -> list:
         # the request's time, so the same input always yields the same snapshot digest
         fetched_at = signed.event.meta.occurred_at.isoformat()
         try:
-            return [context_for_regression(signed.event.payload, provider, fetched_at)]
+            changes = [*file_changes, *change_log.recent()]
+            return [context_for_regression(signed.event.payload, provider, fetched_at, changes)]
         except MetadataFileError as exc:
             raise RejectedInput("metadata-unreadable", str(exc)) from exc
         except ContextUnavailable as exc:  # DataHub is away: retry, the regression is not lost
@@ -53,6 +61,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         MclDecoder(schema_resolver_for(settings.schema_registry_url)),
         open_mirror(settings),
         RiskDeduplicator.open(settings.state_dir(NAME) / "upstream-risks.sqlite"),
+        change_log,
     )
     mcl = ExternalInput("datahub-mcl", settings.mcl_topics, handle=intake, after_publish=intake.remember)
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("RegressionDetected",), handler=handle, external=(mcl,))
