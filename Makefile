@@ -36,7 +36,8 @@ live-verify: $(STAMP)
 	$(PY) -m modelguard.live_verify
 
 bench: $(STAMP)
-	$(PY) -m modelguard bench
+	$(PY) -m modelguard bench diagnosis fixtures/scenarios
+	$(PY) -m modelguard bench pipeline
 	$(PY) -m services.context.upstream_risk_bench
 
 stack-up: $(STAMP)
@@ -47,3 +48,18 @@ stack-down: $(STAMP)
 
 clean:
 	rm -rf $(VENV) out .modelguard
+
+# Deployment: the deploy tests, the rendered Kubernetes manifests, the image (needs a Docker engine).
+.PHONY: deploy-check k8s-render image
+
+deploy-check: $(STAMP)
+	$(PY) -m pytest tests/unit/deploy
+
+k8s-render:
+	mkdir -p out/k8s
+	kubectl kustomize deploy/kubernetes > out/k8s/default.yaml
+	kubectl kustomize deploy/overlays/without-strimzi > out/k8s/without-strimzi.yaml
+	kubectl kustomize deploy/overlays/with-keda > out/k8s/with-keda.yaml
+
+image:
+	docker build -t modelguard:0.1.0 .

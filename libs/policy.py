@@ -7,7 +7,7 @@ records the digest of the policy that governed it.
 from __future__ import annotations
 
 from fnmatch import fnmatch
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,34 +28,44 @@ class GatePolicy(_Strict):
 
 
 class WorkspacePolicy(_Strict):
+    """The workspace's ModelGuard config: how to run the model's own commands, and what a repair may touch."""
+
+    evaluate: tuple[str, ...] = Field(min_length=1)
+    label: str = Field(min_length=1)
+    feature_modules: tuple[str, ...] = ()
+    features: tuple[str, ...] | None = None
+    tests: tuple[str, ...] | None = None
+    repair_paths: tuple[str, ...] = ()
+    categorical_defaults: dict[str, Any] = Field(default_factory=dict)
+    null_fills: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(default=300, gt=0)
-    evaluate: list[str]
-    features: list[str]
-    tests: list[str]
 
-
-class DiagnosisPolicy(_Strict):
-    abstain_below: float = Field(ge=0, le=1)
-    min_margin: float = Field(ge=0, le=1)
-
-
-class RepairPolicy(_Strict):
-    strategies: list[str]
-    allowed_paths: list[str]
-    max_files: int = Field(ge=1)
-    max_changed_lines: int = Field(ge=1)
-    protected_paths: list[str]
+    def command_spec(self) -> dict[str, Any]:
+        """The mapping ``libs.workspace.commands`` reads: command name -> argv template, and timeout_s."""
+        spec: dict[str, Any] = {"evaluate": list(self.evaluate), "timeout_s": self.timeout_s}
+        if self.features is not None:
+            spec["features"] = list(self.features)
+        if self.tests is not None:
+            spec["tests"] = list(self.tests)
+        return spec
 
 
 class ModelPolicy(BaseModel):
+    """One model's effective policy: its gate and workspace config, inside ModelGuard's central policy.
+
+    ``diagnosis``, ``repair`` and ``sandbox`` are the central policy's sections, each validated by the
+    phase that reads it; the whole document is stored by digest with every incident.
+    """
+
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     name: str = "default"
     applies_to: list[str] = Field(default_factory=lambda: ["*"])
     gate: GatePolicy
     workspace: WorkspacePolicy
-    diagnosis: DiagnosisPolicy
-    repair: RepairPolicy
+    diagnosis: dict[str, Any] = Field(default_factory=dict)
+    repair: dict[str, Any] = Field(default_factory=dict)
+    sandbox: dict[str, Any] = Field(default_factory=dict)
 
     def applies(self, model_urn: str) -> bool:
         return any(fnmatch(model_urn, pattern) for pattern in self.applies_to)

@@ -69,6 +69,8 @@ class Settings:
     publish_dir: Path
     trace_file: Path | None
     schema_registry_url: str | None = None
+    datahub_change_files: tuple[Path, ...] = ()
+    central_policy: Path | None = None
     mcl_topics: tuple[str, ...] = ("MetadataChangeLog_Versioned_v1", "MetadataChangeLog_Timeseries_v1")
     publishing: PublishingSettings = field(default_factory=PublishingSettings)
 
@@ -84,11 +86,10 @@ class Settings:
         return self.home / "state" / service
 
 
-def load_settings() -> Settings:
-    home = Path(os.environ.get("MODELGUARD_HOME", ".modelguard")).resolve()
-    datahub_files = tuple(
-        Path(p) for p in os.environ.get("MODELGUARD_DATAHUB_FILES", "").split(os.pathsep) if p.strip()
-    )
+def load_settings(default_home: Path | None = None) -> Settings:
+    """Settings from the environment; ``default_home`` replaces ``.modelguard`` when MODELGUARD_HOME is unset."""
+    home = Path(os.environ.get("MODELGUARD_HOME", str(default_home or ".modelguard"))).resolve()
+    datahub_files = _paths("MODELGUARD_DATAHUB_FILES")
     trace = os.environ.get("MODELGUARD_TRACE_FILE")
     return Settings(
         home=home,
@@ -101,6 +102,10 @@ def load_settings() -> Settings:
         keys_dir=Path(os.environ.get("MODELGUARD_KEYS_DIR", str(home / "keys"))),
         policy_dir=Path(os.environ.get("MODELGUARD_POLICY_DIR", str(home / "policies"))),
         datahub_files=datahub_files,
+        datahub_change_files=_paths("MODELGUARD_DATAHUB_CHANGES"),
+        central_policy=Path(os.environ["MODELGUARD_CENTRAL_POLICY"])
+        if os.environ.get("MODELGUARD_CENTRAL_POLICY")
+        else None,
         publish_dir=Path(os.environ.get("MODELGUARD_PUBLISH_DIR", str(home / "publications"))),
         trace_file=Path(trace) if trace else None,
         schema_registry_url=os.environ.get("MODELGUARD_SCHEMA_REGISTRY_URL") or None,
@@ -113,6 +118,10 @@ def load_settings() -> Settings:
         ),
         publishing=load_publishing_settings(),
     )
+
+
+def _paths(variable: str) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in os.environ.get(variable, "").split(os.pathsep) if p.strip())
 
 
 def load_publishing_settings() -> PublishingSettings:

@@ -26,7 +26,7 @@ from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from modelguard.audit_payload_diff import differing_paths
-from modelguard.stack import REPO_ROOT, default_datahub_files
+from modelguard.stack import REPO_ROOT, default_change_files, default_datahub_files
 
 DETERMINISTIC_PHASES = ("detector", "context", "diagnoser", "repairer", "validator")
 DefinitionOf = Callable[[str], ServiceDefinition]
@@ -62,8 +62,13 @@ def rerun_settings(settings: Settings, scratch_home: Path) -> Settings:
     """The settings a service process of the embedded stack sees (notably its default DataHub files), with its
     private state (processed inputs, scratch folders, the context's metadata mirror) under `scratch_home`, so a
     rerun never touches the state of running services. Artifacts, keys and policies stay where they are."""
+    if settings.datahub_files:
+        return dataclasses.replace(settings, home=scratch_home)
     return dataclasses.replace(
-        settings, home=scratch_home, datahub_files=settings.datahub_files or default_datahub_files()
+        settings,
+        home=scratch_home,
+        datahub_files=default_datahub_files(),
+        datahub_change_files=settings.datahub_change_files or default_change_files(),
     )
 
 

@@ -20,17 +20,16 @@ from datetime import datetime
 from pathlib import Path
 
 from libs.artifacts.store import LocalArtifactStore
+from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
 from libs.ledger.bench import bench_ledger
 from libs.ledger.local_postgres import PostgresUnavailable, throwaway_cluster
-from libs.policy import parse_policy
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
-from libs.workspace.scenario import load_scenario
 from modelguard.incident_log import incident_events
-from modelguard.reporter import PRODUCER, evaluate_scenario, sign_report
+from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.summary import PHASE_OF
 
@@ -46,10 +45,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
-    scenario = load_scenario(CHURN)
-    metric = parse_policy(scenario.policy_path.read_bytes(), str(scenario.policy_path)).gate.metric
+    metric = load_bundle(CHURN).spec.gate.metric
     artifacts = LocalArtifactStore(settings.artifacts_dir)
-    evaluation = evaluate_scenario(CHURN, settings.home / "ci", artifacts, "bench-template", None)
+    evaluation = evaluate_bundle(CHURN, settings.home / "ci", artifacts, "bench-template", None)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
     reports = []
     for i in range(n):

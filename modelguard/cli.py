@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from aiokafka.errors import KafkaError
 
+from libs.bundle.load import is_bundle
 from libs.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -51,9 +52,9 @@ def _submit(args: argparse.Namespace) -> int:
     from modelguard.submit import submit, wait_for_run
 
     settings = load_settings()
-    scenario = Path(args.scenario)
-    if not (scenario / "scenario.yaml").is_file():
-        raise CliError(f"{scenario} is not a scenario folder (no scenario.yaml)")
+    scenario = Path(args.bundle)
+    if not is_bundle(scenario):
+        raise CliError(f"{scenario} is not a bundle folder (no bundle.yaml; see docs/scenarios.md)")
     run_id = args.run_id or f"local-{int(time.time())}"
     reported = submit(settings, scenario, run_id, args.pull_request)
     print(f"submitted {run_id} as {reported.signed.event.meta.incident_id}")
@@ -131,22 +132,35 @@ def _emit_mcl(args: argparse.Namespace) -> int:
 
 
 def _investigate(args: argparse.Namespace) -> int:
+    from libs.bundle.load import BundleError, load_bundle
     from modelguard.investigate import investigate
+    from modelguard.investigation_files import write_investigation
+    from modelguard.investigation_outcome import IncompleteInvestigation, investigation_summary
 
-    settings = load_settings()
-    scenario = Path(args.scenario)
-    if not (scenario / "scenario.yaml").is_file():
-        raise CliError(f"{scenario} is not a scenario folder (no scenario.yaml)")
+    out = Path(args.out)
+    try:
+        bundle = load_bundle(Path(args.bundle))
+    except BundleError as exc:
+        raise CliError(str(exc)) from exc
+    settings = load_settings(default_home=out / "home")  # self-contained under --out unless MODELGUARD_HOME
 
     def show(e: SignedEvent) -> None:
         print(f"  {e.event.meta.event_type:22} {e.event.meta.producer:10} {e.event.meta.event_id}")
 
     run_id = args.run_id or f"local-{int(time.time())}"
-    events = investigate(settings, scenario, run_id, args.pull_request, show)
-    types = [e.event.meta.event_type for e in events]
-    print(f"{events[0].event.meta.incident_id}: ledger {settings.ledger_url}, publications {settings.publish_dir}")
-    # the exit code is the gate's: a model CI job fails when the regression is real, whatever the repair
-    return 1 if "RegressionDetected" in types else 0
+    events = investigate(settings, bundle.root, run_id, args.pull_request, show)
+    try:
+        summary = investigation_summary(bundle.name, events)
+    except IncompleteInvestigation as exc:
+        raise CliError(f"{bundle.name}: {exc}") from exc
+    write_investigation(out, summary, events)
+    diagnosis = summary["diagnosis"] or {}
+    print(
+        f"{bundle.name}: {summary['outcome']} (hypothesis {diagnosis.get('hypothesis')}); "
+        f"{summary['metric']['name']} {summary['metric']['baseline']} -> {summary['metric']['candidate']}; "
+        f"written to {out}"
+    )
+    return int(summary["exit_code"])
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -156,6 +170,13 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.target == "diagnosis":
+        from modelguard.bench_diagnosis import run_diagnosis_bench
+
+        folder = Path(args.folder or "fixtures/scenarios")
+        if not folder.is_dir():
+            raise CliError(f"{folder} is not a folder of bundles")
+        return run_diagnosis_bench(folder, args.json)
     from modelguard.bench import run_bench
 
     return run_bench(args.incidents)
@@ -274,8 +295,8 @@ def parser() -> argparse.ArgumentParser:
     stack = sub.add_parser("stack", help="the embedded stack: broker and seven services")
     stack.add_argument("action", choices=["up", "down", "status"])
     stack.set_defaults(run=_stack)
-    submit = sub.add_parser("submit", help="evaluate a scenario like the model's CI and report it")
-    submit.add_argument("--scenario", default="fixtures/scenarios/churn-monthly-spend")
+    submit = sub.add_parser("submit", help="evaluate a bundle like the model's CI and report it to the stack")
+    submit.add_argument("--bundle", default="fixtures/scenarios/churn-monthly-spend")
     submit.add_argument("--run-id")
     submit.add_argument("--pull-request", type=int)
     submit.add_argument("--wait", action="store_true")
@@ -309,17 +330,29 @@ def parser() -> argparse.ArgumentParser:
     emit.add_argument("--topic", default="MetadataChangeLog_Versioned_v1")
     emit.add_argument("--schema-id", type=int, help="default: from MODELGUARD_SCHEMA_REGISTRY_URL, else any")
     emit.set_defaults(run=_emit_mcl)
-    inv = sub.add_parser("investigate", help="the whole pipeline in this process, no broker (for a model's CI)")
-    inv.add_argument("--scenario", default="fixtures/scenarios/churn-monthly-spend")
+    inv = sub.add_parser(
+        "investigate",
+        help="the whole pipeline on one bundle in this process, no broker; exit code per outcome (docs/scenarios.md)",
+    )
+    inv.add_argument("bundle", help="a bundle folder (docs/scenarios.md)")
+    inv.add_argument("--out", required=True, help="folder for summary.json, the events, the report and the patch")
     inv.add_argument("--run-id")
     inv.add_argument("--pull-request", type=int)
     inv.set_defaults(run=_investigate)
     demo = sub.add_parser("demo", help="the churn incident end to end on the embedded stack")
     demo.add_argument("--out", default="out/demo")
     demo.set_defaults(run=_demo)
-    bench = sub.add_parser("bench", help="push synthetic incidents through the stack and print figures")
-    bench.add_argument("--incidents", type=int, default=20)
+    bench = sub.add_parser(
+        "bench", help="pipeline: synthetic incidents through the stack; diagnosis DIR: accuracy over bundles"
+    )
+    bench.add_argument("target", nargs="?", choices=["pipeline", "diagnosis"], default="pipeline")
+    bench.add_argument("folder", nargs="?", help="with diagnosis: the folder of bundles (default fixtures/scenarios)")
+    bench.add_argument("--incidents", type=int, default=20, help="with pipeline: how many incidents")
+    bench.add_argument("--json", action="store_true", help="with diagnosis: machine-readable figures")
     bench.set_defaults(run=_bench)
+    from modelguard.guard_command import add_guard_parser
+
+    add_guard_parser(sub)
     return root
 
 

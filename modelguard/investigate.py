@@ -14,12 +14,14 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
+from libs.bundle.load import Bundle, load_bundle
 from libs.bus.runtime import ServiceDefinition, handle_and_seal
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import SigningKey, load_private_key, provision_keys
-from modelguard.stack import CLIENTS, REPO_ROOT, SERVICES, default_datahub_files, install_default_inputs
+from modelguard.stack import CLIENTS, REPO_ROOT, SERVICES
 from modelguard.submit import evaluate_and_sign
 
 PIPELINE = tuple(s for s in SERVICES if s != "ledger")
@@ -45,13 +47,30 @@ def dispatch(first: SignedEvent, services: list[tuple[ServiceDefinition, Signing
                 queue.extend(handle_and_seal(definition, key, event))
 
 
+def install_bundle_inputs(settings: Settings, bundle: Bundle) -> Settings:
+    """The bundle's effective policy in the policy folder, and its DataHub files as the context's source."""
+    settings.policy_dir.mkdir(parents=True, exist_ok=True)
+    policy = effective_policy_bytes(bundle, read_central_policy(settings.central_policy))
+    (settings.policy_dir / f"{bundle.name}.yaml").write_bytes(policy)
+    return dataclasses.replace(
+        settings,
+        datahub_files=(_as_in_stack(bundle.metadata_file),) if bundle.metadata_file else settings.datahub_files,
+        datahub_change_files=(_as_in_stack(bundle.changes_file),) if bundle.changes_file else (),
+    )
+
+
+def _as_in_stack(path: Path) -> Path:
+    """Relative to the repository when inside it, as the stack's services name it (provenance is digested)."""
+    return path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+
+
 def investigate(
-    settings: Settings, scenario: Path, run_id: str, pull_request: int | None, on_event: Dispatched
+    settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None, on_event: Dispatched
 ) -> list[SignedEvent]:
-    settings = dataclasses.replace(settings, datahub_files=settings.datahub_files or default_datahub_files())
+    bundle = load_bundle(bundle_dir)
     settings.home.mkdir(parents=True, exist_ok=True)
     provision_keys([*SERVICES, *CLIENTS], settings.keys_dir)
-    install_default_inputs(settings)
+    settings = install_bundle_inputs(settings, bundle)
     store = LedgerStore(settings.ledger_url)
     store.create_schema()
     events: list[SignedEvent] = []
@@ -61,7 +80,7 @@ def investigate(
         events.append(event)
         on_event(event)
 
-    reported = evaluate_and_sign(settings, scenario, run_id, pull_request)
+    reported = evaluate_and_sign(settings, bundle.root, run_id, pull_request)
     with contextlib.chdir(REPO_ROOT):  # relative DataHub file paths resolve as in the service processes
         dispatch(reported.signed, _definitions(settings), record)
     return events

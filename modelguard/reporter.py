@@ -1,32 +1,26 @@
-"""The model's CI, played locally: build the scenario repository, evaluate base and candidate, report.
+"""The model's CI, played locally: build the bundle's repository, evaluate base and candidate, report.
 
 In production the model's own CI pipeline does this and posts an EvaluationReported event; here the
-scenario bundle stands in for that repository, and every metric comes from running its evaluation.
+bundle stands in for that repository, and every metric comes from running its evaluation.
 """
 
 from __future__ import annotations
 
-import hashlib
+import shutil
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from contracts.common import WorkspaceRefs
 from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.store import LocalArtifactStore
-from libs.events.codec import SignedEvent, seal
-from libs.events.factory import next_event
-from libs.events.identity import incident_id_for
-from libs.policy import parse_policy
-from libs.signing.keys import SigningKey
-from libs.version import MODELGUARD_VERSION
+from libs.bundle.load import load_bundle
+from libs.events.codec import SignedEvent
+from libs.events.evaluation_report import PRODUCER, incident_of, sign_report
 from libs.workspace.commands import evaluate
+from libs.workspace.data_windows import FILE_NAMES, WINDOW_NAMES, pack_data_windows, unpack_data_windows
+from libs.workspace.data_windows import MEDIA_TYPE as DATA_WINDOWS_MEDIA_TYPE
 from libs.workspace.repository import build_repository
-from libs.workspace.scenario import load_scenario
-from libs.workspace.scenario_data import generate_scenario_data
 from libs.workspace.snapshot import extract_snapshot, snapshot_commit
-
-PRODUCER = "reporter"
 
 
 @dataclass(frozen=True)
@@ -36,55 +30,48 @@ class ReportedRun:
     seconds: float
 
 
-def evaluate_scenario(
-    scenario_dir: Path, workdir: Path, artifacts: LocalArtifactStore, run_id: str, pull_request: int | None
+def evaluate_bundle(
+    bundle_dir: Path, workdir: Path, artifacts: LocalArtifactStore, run_id: str, pull_request: int | None
 ) -> EvaluationReported:
-    scenario = load_scenario(scenario_dir)
-    policy = parse_policy(scenario.policy_path.read_bytes(), str(scenario.policy_path))
-    repo = build_repository(scenario_dir, workdir / "repository")
+    """Build the bundle's repository, store both snapshots and the data windows, and report the metrics:
+    the bundle's reported ones when it has them, else the base revision on the approval window (baseline)
+    and the candidate revision on the incident window (candidate), computed by running its evaluation."""
+    bundle = load_bundle(bundle_dir)
+    repo = build_repository(bundle, workdir / "repository" / bundle.name)
     base_sha, candidate_sha = repo.commits["base"], repo.commits["candidate"]
-    data_path = generate_scenario_data(scenario, workdir / "data")
-    spec = policy.workspace.model_dump()
-    metrics: dict[str, dict[str, float]] = {}
-    snapshots = {}
-    for name, sha in (("base", base_sha), ("candidate", candidate_sha)):
-        tar = snapshot_commit(repo.path, sha)
-        snapshots[name] = artifacts.put(tar, "application/x-tar")
-        tree = workdir / "trees" / run_id / name
-        extract_snapshot(tar, tree)
-        metrics[name] = evaluate(tree, data_path, spec).metrics
+    windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
+    data = pack_data_windows(windows)
+    spec = bundle.spec.workspace.command_spec()
+    snapshots = {
+        name: snapshot_commit(repo.path, sha) for name, sha in (("base", base_sha), ("candidate", candidate_sha))
+    }
+    if bundle.spec.metrics is not None:
+        baseline, candidate = bundle.spec.metrics.baseline, bundle.spec.metrics.candidate
+    else:
+        run_dir = workdir / "trees" / run_id / bundle.name
+        shutil.rmtree(run_dir, ignore_errors=True)
+        unpacked = unpack_data_windows(data, run_dir / "data")
+        extract_snapshot(snapshots["base"], run_dir / "base")
+        extract_snapshot(snapshots["candidate"], run_dir / "candidate")
+        baseline = evaluate(run_dir / "base", unpacked["approval"], spec).metrics
+        candidate = evaluate(run_dir / "candidate", unpacked["incident"], spec).metrics
     workspace = WorkspaceRefs(
-        model_urn=scenario.model_urn,
-        repository=scenario.repository,
+        model_urn=bundle.spec.model.urn,
+        repository=bundle.spec.model.repository,
         pull_request=pull_request,
         base_commit=base_sha,
         candidate_commit=candidate_sha,
-        base_snapshot=snapshots["base"],
-        candidate_snapshot=snapshots["candidate"],
-        data=artifacts.put(data_path.read_bytes(), "text/csv"),
+        base_snapshot=artifacts.put(snapshots["base"], "application/x-tar"),
+        candidate_snapshot=artifacts.put(snapshots["candidate"], "application/x-tar"),
+        data=artifacts.put(data, DATA_WINDOWS_MEDIA_TYPE),
     )
     return EvaluationReported(
         run_id=run_id,
         workspace=workspace,
-        baseline_metrics=metrics["base"],
-        candidate_metrics=metrics["candidate"],
-        evaluation_command=list(policy.workspace.evaluate),
+        baseline_metrics=baseline,
+        candidate_metrics=candidate,
+        evaluation_command=list(bundle.spec.workspace.evaluate),
     )
 
 
-def incident_of(evaluation: EvaluationReported, metric: str) -> str:
-    w = evaluation.workspace
-    return incident_id_for(w.model_urn, w.base_commit, w.candidate_commit, metric)
-
-
-def sign_report(evaluation: EvaluationReported, metric: str, key: SigningKey) -> SignedEvent:
-    """The run id is an input: a CI retry is a new run of the same incident."""
-    event = next_event(
-        evaluation,
-        producer=PRODUCER,
-        producer_version=MODELGUARD_VERSION,
-        occurred_at=datetime.now(UTC),
-        incident_id=incident_of(evaluation, metric),
-        extra_input_digests=[hashlib.sha256(evaluation.model_dump_json().encode()).hexdigest()],
-    )
-    return seal(event, key)
+__all__ = ["PRODUCER", "ReportedRun", "evaluate_bundle", "incident_of", "sign_report"]

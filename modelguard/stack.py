@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.registry import all_topics
+from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
+from libs.bundle.load import Bundle, is_bundle, load_bundle
 from libs.bus.embedded_broker import start_embedded_broker
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
@@ -69,19 +70,28 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def bundled_scenarios() -> list[Bundle]:
+    return [load_bundle(folder) for folder in sorted(SCENARIOS.iterdir()) if is_bundle(folder)]
+
+
 def install_default_inputs(settings: Settings) -> None:
-    """Policies and DataHub metadata of the bundled scenarios, unless the operator configured their own."""
+    """The effective policies of the bundled scenarios, unless the operator configured their own."""
     settings.policy_dir.mkdir(parents=True, exist_ok=True)
-    for policy in sorted(SCENARIOS.glob("*/policy.yaml")):
-        target = settings.policy_dir / f"{policy.parent.name}.yaml"
+    central = read_central_policy(settings.central_policy)
+    for bundle in bundled_scenarios():
+        target = settings.policy_dir / f"{bundle.name}.yaml"
         if not target.exists():
-            shutil.copyfile(policy, target)
+            target.write_bytes(effective_policy_bytes(bundle, central))
 
 
 def default_datahub_files() -> tuple[Path, ...]:
     """The bundled scenarios' metadata, relative to the services' working directory (the repository), so
     snapshot provenance reads the same on every machine."""
-    return tuple(sorted(p.relative_to(REPO_ROOT) for p in SCENARIOS.glob("*/datahub/*.json")))
+    return tuple(b.metadata_file.relative_to(REPO_ROOT) for b in bundled_scenarios() if b.metadata_file)
+
+
+def default_change_files() -> tuple[Path, ...]:
+    return tuple(b.changes_file.relative_to(REPO_ROOT) for b in bundled_scenarios() if b.changes_file)
 
 
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
@@ -96,6 +106,7 @@ def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
     )
     if not settings.datahub_files:
         env["MODELGUARD_DATAHUB_FILES"] = os.pathsep.join(str(p) for p in default_datahub_files())
+        env["MODELGUARD_DATAHUB_CHANGES"] = os.pathsep.join(str(p) for p in default_change_files())
     return env
 
 

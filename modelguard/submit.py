@@ -1,4 +1,4 @@
-"""Submit a scenario's evaluation to a running stack and wait for its outcome."""
+"""Submit a bundle's evaluation to a running stack and wait for its outcome."""
 
 from __future__ import annotations
 
@@ -8,33 +8,31 @@ from collections.abc import Callable
 from pathlib import Path
 
 from libs.artifacts.store import LocalArtifactStore
+from libs.bundle.load import load_bundle
 from libs.bus.dead_letters import read_dead_letters
 from libs.bus.producer import publish_signed
 from libs.ledger import LedgerStore
-from libs.policy import parse_policy
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, load_private_key
-from libs.workspace.scenario import load_scenario
 from modelguard.incident_log import run_finished, wait_for
-from modelguard.reporter import PRODUCER, ReportedRun, evaluate_scenario, sign_report
+from modelguard.reporter import PRODUCER, ReportedRun, evaluate_bundle, sign_report
 from modelguard.stack import read_state
 
 
-def evaluate_and_sign(settings: Settings, scenario_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
+def evaluate_and_sign(settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
     """Play the model's CI: evaluate base and candidate, store the artifacts, sign the report."""
     started = time.monotonic()
-    scenario = load_scenario(scenario_dir)
-    metric = parse_policy(scenario.policy_path.read_bytes(), str(scenario.policy_path)).gate.metric
+    metric = load_bundle(bundle_dir).spec.gate.metric
     artifacts = LocalArtifactStore(settings.artifacts_dir)
-    evaluation = evaluate_scenario(scenario_dir, settings.home / "ci", artifacts, run_id, pull_request)
+    evaluation = evaluate_bundle(bundle_dir, settings.home / "ci", artifacts, run_id, pull_request)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
     signed = sign_report(evaluation, metric, key)
     return ReportedRun(signed, evaluation, time.monotonic() - started)
 
 
-def submit(settings: Settings, scenario_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
+def submit(settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
     """Evaluate, sign, and put the report on the running stack's bus."""
-    reported = evaluate_and_sign(settings, scenario_dir, run_id, pull_request)
+    reported = evaluate_and_sign(settings, bundle_dir, run_id, pull_request)
     state = read_state(settings.home)
     bootstrap = state.bootstrap if state else settings.kafka_bootstrap
     asyncio.run(publish_signed(bootstrap, [reported.signed], settings.kafka_idempotence))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from libs.workspace.argv_template import render_argv
+from libs.workspace.data_windows import DataWindow
 from libs.workspace.junit_report import TestRun, read_junit_report
 from libs.workspace.runner import CommandResult, run_command
 
@@ -67,22 +68,25 @@ def _refuse_non_finite(token: str) -> float:
 
 
 def parse_evaluation_output(stdout: str) -> tuple[dict[str, float], dict[str, int]]:
-    """Read ``{"metrics": {...}, "rows": {...}}`` from the last non-empty line of ``stdout``."""
+    """Read ``{"metrics": {...}}`` (optionally with ``"rows": {...}``) from the last non-empty line of ``stdout``."""
     lines = [line for line in stdout.splitlines() if line.strip()]
     if not lines:
         raise ValueError("evaluation printed nothing")
     document = json.loads(lines[-1], parse_constant=_refuse_non_finite)
-    metrics, rows = document.get("metrics"), document.get("rows")
+    if not isinstance(document, dict):
+        raise ValueError("evaluation output must be a JSON object")
+    metrics, rows = document.get("metrics"), document.get("rows", {})
     if not isinstance(metrics, dict) or not metrics or not isinstance(rows, dict):
-        raise ValueError("evaluation output needs a non-empty 'metrics' object and a 'rows' object")
+        raise ValueError("evaluation output needs a non-empty 'metrics' object ('rows', if given, an object)")
     parsed_metrics = {str(name): float(value) for name, value in metrics.items()}
     if not all(math.isfinite(value) for value in parsed_metrics.values()):
         raise ValueError(f"non-finite metric in {parsed_metrics}")
     return parsed_metrics, {str(name): int(value) for name, value in rows.items()}
 
 
-def evaluate(workspace: Path, data: Path, spec: Mapping[str, Any]) -> EvaluationResult:
-    result = _run("evaluate", workspace, spec, {"data": str(Path(data).resolve())})
+def evaluate(workspace: Path, window: DataWindow, spec: Mapping[str, Any]) -> EvaluationResult:
+    """Train on the window's ``{train}`` rows and score its ``{eval}`` rows, with the workspace's command."""
+    result = _run("evaluate", workspace, spec, window.placeholders())
     if not result.succeeded:
         raise WorkspaceCommandFailed("evaluate", "non-zero exit", result)
     try:

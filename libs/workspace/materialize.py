@@ -1,4 +1,5 @@
-"""A phase's private copy of an incident's workspace: both trees and the data, from the artifact store."""
+"""A phase's private copy of an incident's workspace: both trees and both data windows, from the artifact
+store."""
 
 from __future__ import annotations
 
@@ -10,16 +11,21 @@ from pathlib import Path
 
 from contracts.common import WorkspaceRefs
 from libs.artifacts.store import LocalArtifactStore
+from libs.workspace.data_windows import DataWindow, unpack_data_windows
 from libs.workspace.snapshot import extract_snapshot
-
-DATA_FILE = "data.csv"
 
 
 @dataclass(frozen=True)
 class MaterializedWorkspace:
     base: Path
     candidate: Path
-    data: Path
+    approval: DataWindow
+    incident: DataWindow
+
+    @property
+    def data(self) -> Path:
+        """The rows the candidate was scored on: the incident window's evaluation data."""
+        return self.incident.eval
 
 
 @contextmanager
@@ -32,6 +38,5 @@ def materialized_workspace(
         root = Path(tmp)
         extract_snapshot(artifacts.get(refs.base_snapshot), root / "base")
         extract_snapshot(artifacts.get(refs.candidate_snapshot), root / "candidate")
-        data = root / DATA_FILE
-        data.write_bytes(artifacts.get(refs.data))
-        yield MaterializedWorkspace(root / "base", root / "candidate", data)
+        windows = unpack_data_windows(artifacts.get(refs.data), root / "data")
+        yield MaterializedWorkspace(root / "base", root / "candidate", windows["approval"], windows["incident"])

@@ -1,8 +1,8 @@
-"""Build a scenario's model repository as a real git repository with deterministic commit SHAs.
+"""Build a bundle's model repository as a real git repository with deterministic commit SHAs.
 
-The first commit is the scenario's base tree; each later commit applies one patch with ``git apply``.
-Author, committer, message and dates come from ``scenario.yaml`` and git runs with an isolated
-configuration, so the same bundle gives the same SHAs on every machine.
+The first commit is the bundle's base tree, the second its candidate tree (files the candidate lacks are
+deleted). Author, committer, message and dates come from ``bundle.yaml`` (or fixed defaults) and git runs
+with an isolated configuration, so the same bundle gives the same SHAs on every machine.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from libs.bundle.load import Bundle
+from libs.bundle.spec import CommitMeta
 from libs.workspace.git import GitCommandFailed, git_dir_of, run_git
-from libs.workspace.scenario import CommitSpec, load_scenario
 
 BRANCH = "main"
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".pytest_cache", ".ruff_cache"})
@@ -22,7 +23,7 @@ SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 
 class RepositoryMismatch(RuntimeError):
-    """``dest`` already holds a repository whose history differs from the scenario's commits."""
+    """``dest`` already holds a repository whose history differs from the bundle's commits."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def copy_base_tree(source: Path, dest: Path) -> None:
             target.chmod(0o644)
 
 
-def commit_all(repo: Path, spec: CommitSpec) -> str:
+def commit_all(repo: Path, spec: CommitMeta) -> str:
     date = git_date(spec.date)
     identity = {
         "GIT_AUTHOR_NAME": spec.author.name,
@@ -86,6 +87,7 @@ def commit_all(repo: Path, spec: CommitSpec) -> str:
             "commit",
             "--quiet",
             "--no-verify",
+            "--allow-empty",
             "--file=-",
         ],
         repo,
@@ -95,17 +97,25 @@ def commit_all(repo: Path, spec: CommitSpec) -> str:
     return run_git(["rev-parse", "HEAD"], repo).decode("ascii").strip()
 
 
-def _build(commits: tuple[CommitSpec, ...], repo: Path) -> dict[str, str]:
+def clear_work_tree(repo: Path) -> None:
+    for path in sorted(repo.iterdir()):
+        if path.name == ".git":
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def _build(bundle: Bundle, repo: Path) -> dict[str, str]:
     repo.mkdir(parents=True, exist_ok=True)
     run_git(["init", "--quiet", f"--initial-branch={BRANCH}"], repo)
     run_git(["config", "core.autocrlf", "false"], repo)
     shas: dict[str, str] = {}
-    for spec in commits:
-        if spec.tree is not None:
-            copy_base_tree(spec.tree, repo)
-        elif spec.patch is not None:
-            run_git(["apply", "--index", "--whitespace=nowarn", str(spec.patch)], repo)
-        shas[spec.name] = commit_all(repo, spec)
+    for name, meta in (("base", bundle.spec.commits.base), ("candidate", bundle.spec.commits.candidate)):
+        clear_work_tree(repo)
+        copy_base_tree(bundle.tree(name), repo)
+        shas[name] = commit_all(repo, meta)
     return shas
 
 
@@ -118,18 +128,17 @@ def existing_history(repo: Path) -> list[str]:
     return output.decode("ascii").split()
 
 
-def build_repository(scenario_dir: Path, dest: Path) -> BuiltRepository:
-    """Create the scenario's repository at ``dest``; if ``dest`` already holds exactly these commits,
+def build_repository(bundle: Bundle, dest: Path) -> BuiltRepository:
+    """Create the bundle's repository at ``dest``; if ``dest`` already holds exactly these commits,
     leave it as it is. Raise RepositoryMismatch when ``dest`` holds something else."""
-    scenario = load_scenario(scenario_dir)
     dest = Path(dest).resolve()
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".build-", dir=dest.parent) as staging:
         staged = Path(staging) / "repo"
-        shas = _build(scenario.commits, staged)
+        shas = _build(bundle, staged)
         if dest.exists() and any(dest.iterdir()):
             if existing_history(dest) != list(shas.values()):
-                raise RepositoryMismatch(f"{dest} exists and does not hold the commits of {scenario.name}")
+                raise RepositoryMismatch(f"{dest} exists and does not hold the commits of {bundle.name}")
             return BuiltRepository(path=dest, commits=shas)
         if dest.exists():
             dest.rmdir()

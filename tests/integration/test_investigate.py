@@ -3,17 +3,20 @@ job's exit code is the gate's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from libs.bundle.load import load_bundle
 from libs.ledger import LedgerStore, verify_incident
 from libs.settings import load_settings
 from libs.signing.keys import KeyRegistry
 from modelguard.audit_rerun import rerun_incident, rerun_settings, service_definitions
 from modelguard.cli import main
-from modelguard.investigate import investigate
+from modelguard.investigate import install_bundle_inputs, investigate
 from modelguard.stack import SCENARIOS
+from tests.support.tiny_bundle import make_tiny_bundle
 
 CHURN = SCENARIOS / "churn-monthly-spend"
 
@@ -41,9 +44,31 @@ def test_investigate_runs_every_phase_in_process_and_logs_a_verifiable_incident(
     incident = events[0].event.meta.incident_id
     store, registry = LedgerStore(settings.ledger_url), KeyRegistry.load(settings.key_registry_path)
     assert verify_incident(store, incident, registry).ok
-    rows = rerun_incident(store, registry, incident, service_definitions(rerun_settings(settings, tmp_path / "rerun")))
+    # the rerun reads the same DataHub files the investigation did
+    same_inputs = install_bundle_inputs(settings, load_bundle(CHURN))
+    rows = rerun_incident(
+        store, registry, incident, service_definitions(rerun_settings(same_inputs, tmp_path / "rerun"))
+    )
     assert len(rows) == 5 and all(r.equal for r in rows)
     assert list((settings.publish_dir / "github").rglob("*.md"))
 
-    # the CLI's exit code follows the gate: the regression is real, so a CI job running it fails
-    assert main(["investigate", "--scenario", str(CHURN), "--run-id", "ci-2"]) == 1
+    # the CLI writes the outcome and exits with its code: a validated repair is 10, not 0, so CI fails
+    out = tmp_path / "out"
+    assert main(["investigate", str(CHURN), "--out", str(out), "--run-id", "ci-2"]) == 10
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["outcome"] == "repair_validated" and summary["exit_code"] == 10
+    assert summary["diagnosis"]["hypothesis"] == "feature_transformation"
+    assert summary["metric"]["candidate"] < summary["metric"]["baseline"] - summary["metric"]["tolerance"]
+    assert abs(summary["metric"]["after_repair"] - summary["metric"]["baseline"]) <= summary["metric"]["tolerance"]
+    assert summary["repair"]["strategy"] == "guarded_division" and summary["repair"]["lines"] == 2
+    assert (out / "repair.patch").read_text().startswith("--- a/")
+    assert "feature_transformation" in (out / "diagnosis.md").read_text()
+    assert len(list((out / "events").glob("*.json"))) == 7
+
+
+def test_investigate_of_a_harmless_change_passes_the_gate_with_exit_0(tmp_path: Path) -> None:
+    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="harmless")
+    out = tmp_path / "out"
+    assert main(["investigate", str(bundle), "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["outcome"] == "gate_passed" and summary["diagnosis"] is None and summary["repair"] is None

@@ -17,8 +17,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("argv", "code", "says"),
     [
-        (["submit", "--scenario", "/nonexistent"], 2, "is not a scenario folder"),
-        (["investigate", "--scenario", "/nonexistent"], 2, "is not a scenario folder"),
+        (["submit", "--bundle", "/nonexistent"], 2, "is not a bundle folder"),
+        (["investigate", "/nonexistent", "--out", "/tmp/never"], 2, "not a bundle"),
+        (["bench", "diagnosis", "/nonexistent"], 2, "is not a folder of bundles"),
         (["incidents", "show"], 2, "needs an incident id"),
         (["emit-mcl", "/nonexistent.yaml"], 2, "is not a file"),
         (["verify", "--attestation", "/nonexistent.json"], None, "nonexistent"),

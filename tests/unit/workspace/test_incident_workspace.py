@@ -8,6 +8,8 @@ import pytest
 
 from contracts.common import IncidentState, PolicyRef
 from libs.artifacts.store import LocalArtifactStore
+from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
+from libs.bundle.load import load_bundle
 from libs.bus.runtime import RejectedInput
 from libs.workspace.incident_workspace import incident_workspace
 from tests.support.sample_events import gate, workspace
@@ -21,7 +23,8 @@ def _state(store: LocalArtifactStore, policy: bytes) -> IncidentState:
 
 def test_a_missing_snapshot_rejects_the_input(tmp_path: Path) -> None:
     store = LocalArtifactStore(tmp_path / "artifacts")
-    policy = (Path(__file__).resolve().parents[3] / "fixtures/scenarios/churn-monthly-spend/policy.yaml").read_bytes()
+    bundle = load_bundle(Path(__file__).resolve().parents[3] / "fixtures/scenarios/churn-monthly-spend")
+    policy = effective_policy_bytes(bundle, read_central_policy())
     with pytest.raises(RejectedInput) as caught, incident_workspace(store, _state(store, policy), tmp_path):
         pass
     assert caught.value.reason == "inputs-unavailable" and "not in" in caught.value.detail

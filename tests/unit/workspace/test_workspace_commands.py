@@ -12,11 +12,12 @@ from libs.workspace.commands import (
     parse_evaluation_output,
     run_tests,
 )
+from libs.workspace.data_windows import DataWindow
 from libs.workspace.snapshot import tree_digests
 
 SPEC = {
     "timeout_s": 60,
-    "evaluate": ["python", "evaluate.py", "--data", "{data}"],
+    "evaluate": ["python", "evaluate.py", "--train", "{train}", "--eval", "{eval}"],
     "features": ["python", "features.py", "--data", "{data}", "--output", "{output}"],
     "tests": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"],
 }
@@ -24,9 +25,10 @@ SPEC = {
 EVALUATE_OK = """\
 import argparse, json
 parser = argparse.ArgumentParser()
-parser.add_argument("--data")
+parser.add_argument("--train")
+parser.add_argument("--eval")
 args = parser.parse_args()
-rows = sum(1 for _ in open(args.data)) - 1
+rows = sum(1 for _ in open(args.eval)) - 1
 print("training...")
 print(json.dumps({"metrics": {"f1": 0.5, "roc_auc": 0.75}, "rows": {"train": rows - 1, "test": 1}}))
 """
@@ -73,18 +75,23 @@ def data(tmp_path: Path) -> Path:
     return path
 
 
-def test_evaluate_reads_the_metrics_json(tmp_path: Path, data: Path) -> None:
+@pytest.fixture
+def window(data: Path) -> DataWindow:
+    return DataWindow(name="incident", train=data, eval=data)
+
+
+def test_evaluate_reads_the_metrics_json(tmp_path: Path, window: DataWindow) -> None:
     root = workspace(tmp_path / "ws", {"evaluate.py": EVALUATE_OK})
-    result = evaluate(root, data, SPEC)
+    result = evaluate(root, window, SPEC)
     assert result.metrics == {"f1": 0.5, "roc_auc": 0.75}
     assert result.rows == {"train": 2, "test": 1}
-    assert result.command.argv[-1] == str(data.resolve())
+    assert result.command.argv[-1] == str(window.eval.resolve())
 
 
-def test_evaluate_failure_carries_the_stderr_tail(tmp_path: Path, data: Path) -> None:
+def test_evaluate_failure_carries_the_stderr_tail(tmp_path: Path, window: DataWindow) -> None:
     root = workspace(tmp_path / "ws", {"evaluate.py": "raise SystemExit('model exploded')\n"})
     with pytest.raises(WorkspaceCommandFailed, match="model exploded") as raised:
-        evaluate(root, data, SPEC)
+        evaluate(root, window, SPEC)
     assert raised.value.result is not None and raised.value.result.returncode == 1
 
 
@@ -94,6 +101,8 @@ def test_evaluate_failure_carries_the_stderr_tail(tmp_path: Path, data: Path) ->
         "",
         "not json",
         '{"metrics": {}, "rows": {}}',
+        "[1, 2]",
+        '{"metrics": {"f1": 0.5}, "rows": 3}',
         '{"metrics": {"f1": NaN}, "rows": {}}',
         '{"metrics": {"f1": Infinity}, "rows": {}}',
         '{"metrics": {"f1": "high"}, "rows": {}}',
@@ -104,11 +113,11 @@ def test_unreadable_evaluation_output_is_refused(stdout: str) -> None:
         parse_evaluation_output(stdout)
 
 
-def test_evaluate_refuses_a_non_finite_metric(tmp_path: Path, data: Path) -> None:
+def test_evaluate_refuses_a_non_finite_metric(tmp_path: Path, window: DataWindow) -> None:
     script = 'print(\'{"metrics": {"f1": NaN}, "rows": {"test": 1}}\')\n'
     root = workspace(tmp_path / "ws", {"evaluate.py": script})
     with pytest.raises(WorkspaceCommandFailed, match="unreadable output"):
-        evaluate(root, data, SPEC)
+        evaluate(root, window, SPEC)
 
 
 def test_build_features_writes_outside_the_workspace(tmp_path: Path, data: Path) -> None:
@@ -148,6 +157,6 @@ def test_a_run_without_report_fails(tmp_path: Path) -> None:
         run_tests(root, spec)
 
 
-def test_a_command_missing_from_the_policy_fails(tmp_path: Path, data: Path) -> None:
+def test_a_command_missing_from_the_policy_fails(tmp_path: Path, window: DataWindow) -> None:
     with pytest.raises(WorkspaceCommandFailed, match="does not define"):
-        evaluate(tmp_path, data, {"tests": SPEC["tests"]})
+        evaluate(tmp_path, window, {"tests": SPEC["tests"]})

@@ -1,0 +1,1 @@
+"""Scenario bundles: one model incident as plain files (see docs/scenarios.md)."""

@@ -1,0 +1,95 @@
+"""The outcome of one investigated incident, read off its signed events: the summary and the exit code.
+
+Outcomes and exit codes are documented in docs/scenarios.md; every figure comes from the events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from libs.events.codec import SignedEvent
+
+OUTCOME_EXIT_CODES = {
+    "gate_passed": 0,
+    "repair_validated": 10,
+    "repair_withheld": 11,
+    "validation_failed": 12,
+    "no_code_repair": 13,
+    "abstained": 14,
+}
+CAUSE_IN_DATA = "cause_in_data"
+
+
+class IncompleteInvestigation(RuntimeError):
+    """The events end before any phase reached a final outcome."""
+
+
+def _last(events: list[SignedEvent], event_type: str) -> Any:
+    matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
+    return matching[-1] if matching else None
+
+
+def outcome_of(events: list[SignedEvent]) -> str:
+    if _last(events, "EvaluationPassed") is not None:
+        return "gate_passed"
+    if _last(events, "DiagnosisAbstained") is not None:
+        return "abstained"
+    if _last(events, "RepairValidated") is not None:
+        return "repair_validated"
+    if _last(events, "ValidationFailed") is not None:
+        return "validation_failed"
+    withheld = _last(events, "RepairWithheld")
+    if withheld is not None:
+        return "no_code_repair" if withheld.reason_code == CAUSE_IN_DATA else "repair_withheld"
+    types = ", ".join(e.event.meta.event_type for e in events) or "none"
+    raise IncompleteInvestigation(f"no final outcome among the events ({types})")
+
+
+def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[str, Any]:
+    outcome = outcome_of(events)
+    last_state = next(e.event.payload for e in reversed(events) if hasattr(e.event.payload, "gate"))
+    gate = last_state.gate
+    diagnosed = _last(events, "DiagnosisCompleted")
+    abstained = _last(events, "DiagnosisAbstained")
+    report = (diagnosed or abstained).report if (diagnosed or abstained) else None
+    proposed = _last(events, "RepairProposed")
+    validated = _last(events, "RepairValidated") or _last(events, "ValidationFailed")
+    withheld = _last(events, "RepairWithheld")
+    return {
+        "bundle": bundle_name,
+        "incident_id": events[0].event.meta.incident_id,
+        "outcome": outcome,
+        "exit_code": OUTCOME_EXIT_CODES[outcome],
+        "metric": {
+            "name": gate.metric,
+            "direction": gate.direction,
+            "tolerance": gate.tolerance,
+            "baseline": gate.baseline,
+            "candidate": gate.candidate,
+            "after_repair": validated.validation.metric_after_repair if validated else None,
+        },
+        "diagnosis": None
+        if report is None
+        else {
+            "hypothesis": diagnosed.hypothesis if diagnosed else None,
+            "confidence": diagnosed.confidence if diagnosed else None,
+            "abstention_reason": abstained.reason if abstained else None,
+            "cause_location": report.cause_location,
+            "ranked": [{"kind": h.name, "score": h.score} for h in report.hypotheses],
+        },
+        "repair": None
+        if proposed is None
+        else {
+            "strategy": proposed.patch.strategy,
+            "files": list(proposed.patch.files),
+            "lines": proposed.patch.added_lines + proposed.patch.removed_lines,
+            "validated": outcome == "repair_validated",
+        },
+        "withheld": None if withheld is None else {"reason_code": withheld.reason_code, "reason": withheld.reason},
+        "owners": list(withheld.owners_to_notify)
+        if withheld
+        else list(report.context_summary.model_owners)
+        if report
+        else [],
+        "events": [e.event.meta.event_type for e in events],
+    }

@@ -1,0 +1,43 @@
+"""The diagnosis benchmark's figures, computed from per-bundle results against expected.json."""
+
+from __future__ import annotations
+
+from modelguard.bench_diagnosis import BundleResult, score
+
+
+def _result(
+    name: str, expected: tuple[str, str | None], got: tuple[str, str | None], ranked: list[str]
+) -> BundleResult:
+    repaired = got[0] in ("repair_validated", "validation_failed")
+    return BundleResult(
+        bundle=name,
+        expected_outcome=expected[0],
+        expected_hypothesis=expected[1],
+        outcome=got[0],
+        hypothesis=got[1],
+        ranked=ranked,
+        exit_code=0,
+        exit_code_matches=True,
+        repair_strategy="revert_change" if repaired else None,
+        repair_lines=3 if repaired else None,
+        seconds=1.0,
+        validation_seconds=0.5 if repaired else None,
+    )
+
+
+def test_accuracy_and_abstention_figures_follow_the_results() -> None:
+    ft, tc, ls, cd = "feature_transformation", "training_config_change", "label_shift", "covariate_drift"
+    results = [
+        _result("right", ("repair_validated", ft), ("repair_validated", ft), [ft, ls]),
+        _result("second", ("no_code_repair", ls), ("no_code_repair", cd), [cd, ls]),
+        _result("abstain-ok", ("abstained", None), ("abstained", None), [cd]),
+        _result("abstain-wrong", ("no_code_repair", cd), ("abstained", None), [cd]),
+        _result("failed", ("repair_validated", tc), ("validation_failed", tc), [tc]),
+    ]
+    figures = score(results)
+    assert figures["top1_accuracy"] == 0.5  # right and failed of the four with a cause
+    assert figures["top3_accuracy"] == 1.0  # the runner-up counts, and so does an abstention's ranking
+    assert figures["outcome_accuracy"] == 0.6
+    assert figures["abstention_precision"] == 0.5 and figures["abstention_recall"] == 1.0
+    assert figures["repairs_proposed"] == 2 and figures["repairs_validated"] == 1 and figures["repairs_withheld"] == 1
+    assert figures["lines_per_repair"] == [3, 3]
