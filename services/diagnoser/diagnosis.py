@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from contracts.events.diagnosis import RepairHints
 from services.diagnoser.catalogue.decision import CauseLocation, Decision, decide
-from services.diagnoser.catalogue.facts import Facts, read_facts
+from services.diagnoser.catalogue.facts import Facts, read_facts, unmeasured_facts
 from services.diagnoser.catalogue.scoring import ScoredHypothesis, rank_hypotheses
 from services.diagnoser.evidence import Evidence, EvidenceKind
 from services.diagnoser.incident_evidence import IncidentEvidence, collect_incident_evidence
@@ -51,7 +51,7 @@ def diagnose_inputs(inputs: IncidentInputs, thresholds: Mapping[str, Any] | Diag
     policy = thresholds if isinstance(thresholds, DiagnosisThresholds) else thresholds_from(thresholds)
     collected = collect_incident_evidence(inputs, policy)
     facts = read_facts(list(collected.evidence))
-    ranked = rank_hypotheses(facts)
+    ranked = rank_hypotheses(facts, unmeasured=unmeasured_facts(list(collected.evidence)))
     decision = decide(ranked, facts, policy)
     return _outcome(inputs, collected, facts, ranked, decision, policy)
 

@@ -106,7 +106,8 @@ def _runners_up(outcome: IncidentDiagnosis) -> list[str]:
     lines = ["## Hypotheses", "", "| rank | hypothesis | score | for | against |", "|---|---|---|---|---|"]
     for hypothesis in ranked:
         lines.append(
-            f"| {hypothesis.rank} | {hypothesis.name} | {hypothesis.score:.2f} | {_points(hypothesis.support)} "
+            f"| {hypothesis.rank} | {hypothesis.name} | {hypothesis.score:.2f} "
+            f"| {_points(hypothesis.support)}{_scaled(hypothesis)} "
             f"| {_points(hypothesis.counter)} |"
         )
     lines += ["", "### Why the runners-up lost", ""]
@@ -127,6 +128,12 @@ def _why_lost(hypothesis: ScoredHypothesis) -> str:
 def _points(contributions: tuple[Contribution, ...]) -> str:
     shown = sorted(contributions, key=lambda c: -c.points)[:3]
     return ", ".join(f"{c.fact.value} {c.points:.2f}" for c in shown if c.points > 0) or "—"
+
+
+def _scaled(hypothesis: ScoredHypothesis) -> str:
+    if hypothesis.support_scale == 1.0:
+        return ""
+    return f" (support scaled by {hypothesis.support_scale:.2f}: optional evidence not computed)"
 
 
 def _hints(outcome: IncidentDiagnosis) -> list[str]:

@@ -81,13 +81,35 @@ def read_facts(evidence: list[Evidence]) -> Facts:
     return facts
 
 
+OPTIONAL_EVIDENCE: dict[EvidenceKind, tuple[Fact, ...]] = {
+    EvidenceKind.FEATURE_RECOMPUTATION: (
+        Fact.FEATURES_DIFFER,
+        Fact.FEATURES_IDENTICAL,
+        Fact.INVALID_VALUES_INTRODUCED,
+        Fact.INVALID_VALUES_UNDER_BASE,
+    ),
+    EvidenceKind.FEATURE_DRIFT: (Fact.FEATURES_SHIFTED, Fact.FEATURES_STABLE),
+}
+"""Evidence a workspace may legitimately not allow (no ``features`` command), and the facts it would give."""
+
+
+def unmeasured_facts(evidence: list[Evidence]) -> frozenset[Fact]:
+    """The facts of optional evidence that could not be computed for this incident: neither true nor false."""
+    return frozenset(
+        fact
+        for item in evidence
+        if item.kind in OPTIONAL_EVIDENCE and not item.values.get("available", True)
+        for fact in OPTIONAL_EVIDENCE[item.kind]
+    )
+
+
 def _counterfactual(item: Evidence) -> dict[Fact, float]:
     values = item.values
     if not values.get("available"):
         return {}
     if not values["regressed"]:
         return {Fact.NO_REGRESSION: 1.0}
-    return {Fact.DROP_FOLLOWS_CODE: values["code_share"], Fact.DROP_FOLLOWS_DATA: values["data_share"]}
+    return {Fact.DROP_FOLLOWS_CODE: values["code_attribution"], Fact.DROP_FOLLOWS_DATA: values["data_attribution"]}
 
 
 def _code_change(item: Evidence) -> dict[Fact, float]:

@@ -31,6 +31,8 @@ class ScoredHypothesis(BaseModel):
     score: float
     support: tuple[Contribution, ...]
     counter: tuple[Contribution, ...]
+    support_scale: float = 1.0
+    """Support is scaled by this when optional evidence could not be measured (1.0: all measured)."""
 
     @property
     def supporting_evidence_ids(self) -> tuple[str, ...]:
@@ -41,15 +43,21 @@ class ScoredHypothesis(BaseModel):
         return _ids(self.counter)
 
 
-def rank_hypotheses(facts: Facts, catalogue: tuple[HypothesisSpec, ...] = CATALOGUE) -> list[ScoredHypothesis]:
-    """Every hypothesis scored, plus ``unknown`` (1 - the best score); ties keep the catalogue's order."""
-    scored = [_score(spec, facts) for spec in catalogue]
+def rank_hypotheses(
+    facts: Facts, catalogue: tuple[HypothesisSpec, ...] = CATALOGUE, unmeasured: frozenset[Fact] = frozenset()
+) -> list[ScoredHypothesis]:
+    """Every hypothesis scored, plus ``unknown`` (1 - the best score); ties keep the catalogue's order.
+
+    ``unmeasured`` facts (optional evidence the workspace does not allow) leave a hypothesis's support
+    weights: its support is scaled to the weight of what could be measured, so a missing ``features``
+    command does not read as evidence against a cause."""
+    scored = [_score(spec, facts, unmeasured) for spec in catalogue]
     best = max((item[0] for item in scored), default=0.0)
     entries = [
-        (score, index, spec.name, spec.location, spec.description, support, counter)
-        for index, (spec, (score, support, counter)) in enumerate(zip(catalogue, scored, strict=True))
+        (score, index, spec.name, spec.location, spec.description, support, counter, scale)
+        for index, (spec, (score, support, counter, scale)) in enumerate(zip(catalogue, scored, strict=True))
     ]
-    entries.append((round(1.0 - best, 4), len(entries), UNKNOWN, None, "no hypothesis is supported", (), ()))
+    entries.append((round(1.0 - best, 4), len(entries), UNKNOWN, None, "no hypothesis is supported", (), (), 1.0))
     entries.sort(key=lambda entry: (-entry[0], entry[1]))
     return [
         ScoredHypothesis(
@@ -60,16 +68,22 @@ def rank_hypotheses(facts: Facts, catalogue: tuple[HypothesisSpec, ...] = CATALO
             score=score,
             support=support,
             counter=counter,
+            support_scale=scale,
         )
-        for rank, (score, _, name, location, description, support, counter) in enumerate(entries, start=1)
+        for rank, (score, _, name, location, description, support, counter, scale) in enumerate(entries, start=1)
     ]
 
 
-def _score(spec: HypothesisSpec, facts: Facts) -> tuple[float, tuple[Contribution, ...], tuple[Contribution, ...]]:
+def _score(
+    spec: HypothesisSpec, facts: Facts, unmeasured: frozenset[Fact]
+) -> tuple[float, tuple[Contribution, ...], tuple[Contribution, ...], float]:
     support = _contributions(spec.support, facts)
     counter = _contributions(spec.counter, facts)
-    raw = sum(item.points for item in support) - sum(item.points for item in counter)
-    return round(min(1.0, max(0.0, raw)), 4), support, counter
+    total = sum(spec.support.values())
+    measured = sum(weight for fact, weight in spec.support.items() if fact not in unmeasured)
+    scale = total / measured if measured > 0 else 1.0
+    raw = sum(item.points for item in support) * scale - sum(item.points for item in counter)
+    return round(min(1.0, max(0.0, raw)), 4), support, counter, round(scale, 4)
 
 
 def _contributions(table: dict[Fact, float], facts: Facts) -> tuple[Contribution, ...]:

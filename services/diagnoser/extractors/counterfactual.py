@@ -62,6 +62,7 @@ def counterfactual_evidence(metrics: CounterfactualMetrics, gate: GateSpec) -> E
     regressed = drop > gate.tolerance
     code_share = _share(code_on_incident, drop)
     data_share = _share(data_on_base, drop)
+    attributed = _attribution_beyond_noise(code_on_incident, data_on_base, gate.tolerance)
     values = {
         **cells,
         "available": True,
@@ -80,12 +81,15 @@ def counterfactual_evidence(metrics: CounterfactualMetrics, gate: GateSpec) -> E
         "data_on_candidate": round(data_on_candidate, 6),
         "code_share": code_share,
         "data_share": data_share,
+        "code_attribution": attributed[0],
+        "data_attribution": attributed[1],
     }
     summary = (
         f"{gate.metric} dropped by {drop:.4f}: reverting the code on the incident window recovers "
         f"{_percent(code_share)} of it, the base code loses {_percent(data_share)} to the data alone "
         f"(code effect {code_effect:+.4f}, data effect {data_effect:+.4f}, interaction "
-        f"{code_on_incident - code_on_approval:+.4f})"
+        f"{code_on_incident - code_on_approval:+.4f}); beyond the tolerance as noise, "
+        f"{_percent(attributed[0])} follows the code and {_percent(attributed[1])} the data"
         if regressed
         else f"{gate.metric} moved by {-drop:+.4f} (a drop of {drop:.4f}), within the tolerance {gate.tolerance}"
     )
@@ -98,6 +102,19 @@ def counterfactual_evidence(metrics: CounterfactualMetrics, gate: GateSpec) -> E
         strength=1.0 if regressed else 0.0,
         method=METHOD,
     )
+
+
+def _attribution_beyond_noise(code_loss: float, data_loss: float, tolerance: float) -> tuple[float, float]:
+    """How the drop divides between code and data once each side's loss within the gate's tolerance is taken
+    as noise: windows differ a little even for the same code, and that alone fails no gate. Falls back to
+    the raw losses when neither side exceeds the tolerance."""
+    code_excess, data_excess = max(0.0, code_loss - tolerance), max(0.0, data_loss - tolerance)
+    if code_excess + data_excess <= 0:
+        code_excess, data_excess = max(0.0, code_loss), max(0.0, data_loss)
+    total = code_excess + data_excess
+    if total <= 0:
+        return 0.0, 0.0
+    return round(code_excess / total, 4), round(data_excess / total, 4)
 
 
 def _share(part: float, drop: float) -> float | None:

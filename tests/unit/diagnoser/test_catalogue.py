@@ -193,3 +193,17 @@ def test_two_close_hypotheses_abstain_on_the_margin() -> None:
     decision = decide(rank_hypotheses(case), case, THRESHOLDS)
     assert decision.reason_code == "insufficient_margin" and decision.margin is not None
     assert decision.margin < THRESHOLDS.min_margin
+
+
+def test_a_missing_features_command_is_not_evidence_against_a_cause_in_the_feature_code() -> None:
+    """Without a features command nothing says whether the features differ: the support that could be measured
+    carries the score, and the rival code hypothesis is still falsified by where the change is."""
+    known = of(CODE, CLEAN_DATA, {Fact.FEATURE_CODE_CHANGED: 1.0, Fact.OTHER_CODE_UNCHANGED: 1.0})
+    features = frozenset({Fact.FEATURES_DIFFER, Fact.FEATURES_IDENTICAL, Fact.INVALID_VALUES_INTRODUCED})
+    unscaled = {h.name: h for h in rank_hypotheses(known)}
+    scaled = {h.name: h for h in rank_hypotheses(known, unmeasured=features)}
+    assert unscaled["feature_transformation"].score == 0.5
+    assert scaled["feature_transformation"].score == pytest.approx(0.5 / 0.6, abs=1e-4)
+    assert scaled["feature_transformation"].support_scale == pytest.approx(1 / 0.6, abs=1e-4)
+    assert scaled["training_config_change"].score == 0.0
+    assert scaled["label_shift"].score == 0.0  # scaling never lifts a hypothesis without its own fact

@@ -58,3 +58,16 @@ def test_a_missing_run_makes_it_unavailable() -> None:
     item = counterfactual_evidence(metrics(0.80, None, 0.70, 0.70), F1)
     assert item.values["available"] is False and item.values["missing"] == ["base_on_incident"]
     assert item.strength == 0.0 and item.method
+
+
+def test_a_window_difference_within_the_tolerance_is_noise_not_a_cause() -> None:
+    """The approved code loses 0.022 to the new window (about the tolerance): the drop still follows the code."""
+    values = counterfactual_evidence(metrics(0.9051, 0.8832, 0.8358, 0.8209), F1).values
+    assert values["data_share"] == pytest.approx(0.26, abs=0.01)  # the raw split
+    assert values["code_attribution"] == pytest.approx(0.9572, abs=1e-3)  # 0.0423 / (0.0423 + 0.0019)
+    assert values["data_attribution"] == pytest.approx(0.0428, abs=1e-3)
+
+
+def test_two_causes_beyond_the_noise_stay_mixed() -> None:
+    values = counterfactual_evidence(metrics(0.80, 0.74, 0.74, 0.68), F1).values
+    assert values["code_attribution"] == pytest.approx(0.5) and values["data_attribution"] == pytest.approx(0.5)
