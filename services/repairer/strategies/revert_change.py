@@ -4,8 +4,9 @@ The targets are the diagnosis's changed functions (else its suspect). For each, 
 versions are aligned statement by statement and only the statements that differ are restored, so a
 formatting-only change stays and a changed constant or keyword argument is a one-line revert. A function
 whose signature changed is restored whole. ``function`` empty or ``<module>`` means the module's top-level
-statements. The revert is refused when the function is not in the base revision, when nothing differs, or
-when it would change more lines than the policy allows.
+statements. A configuration file (YAML, JSON, TOML, INI) has no statements: its changed hunks are restored,
+which for one file is its base text. The revert is refused when the function or file is not in the base
+revision, when nothing differs, or when it would change more lines than the policy allows.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ STRATEGY = "revert_change"
 ANSWERS = frozenset({"feature_transformation", "training_config_change"})
 NEEDS = ("base_tree", "changed_code")
 MODULE_LEVEL = frozenset({"", "<module>"})
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".ini", ".cfg")
 
 
 def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
@@ -57,6 +59,8 @@ def revert_file(base: SourceTree, candidate: SourceTree, file: str, functions: l
         return _refuse(f"{file} is not a readable file of the candidate revision")
     if base_source is None:
         return _refuse(f"{file} does not exist in the base revision")
+    if file.endswith(CONFIG_SUFFIXES):  # no statements to align: every changed hunk goes back to the base text
+        return FileEdit(path=file, old_text=candidate_source, new_text=base_source)
     try:
         base_tree, candidate_tree = ast.parse(base_source), ast.parse(candidate_source)
     except SyntaxError as error:

@@ -43,7 +43,7 @@ FILES: dict[str, str] = {
     "pkg/train.py": TRAIN,
     "pkg/labels.py": 'LABEL = "churned"\n',
     "pkg/columns.py": 'COLUMNS = ["spend", "months"]\n',
-    "pkg/config.json": '{"threshold": 0.5}\n',
+    "pkg/lookup.csv": "plan,weight\nbasic,0.5\n",
     "tools/clean.py": "def clean(value: str) -> str:\n    return value.strip()\n",
     "evaluate.py": 'import json\n\nprint(json.dumps({"metrics": {"f1": 0.72}}))\n',
     "tests/test_features.py": (

@@ -40,7 +40,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_the_shipped_central_policy_loads() -> None:
     central = load_central_policy(DEFAULT_CENTRAL_POLICY)
-    assert central.file_types == (".py",) and central.file_operations == ("modify",)
+    assert ".py" in central.file_types and ".csv" not in central.file_types
+    assert central.file_operations == ("modify",)
+    assert "**/pytest.ini" in central.protected_paths and "**/pyproject.toml" in central.protected_paths
     assert "**/conftest.py" in central.protected_paths and "tests/**" in central.protected_paths
 
 

@@ -134,6 +134,22 @@ def test_a_changed_module_constant_is_a_one_line_revert(tmp_path: Path) -> None:
     assert edit.function is None
 
 
+def test_a_changed_configuration_file_gets_its_base_hunks_back(tmp_path: Path) -> None:
+    config = "pkg/training.yaml"
+    base = "# training\nmodel:\n  C: 0.5\n  class_weight: balanced\nthreshold: 0.5\n"
+    candidate = "# training\nmodel:\n  C: 0.5\n  class_weight: null  # calibrated\nthreshold: 0.5\n"
+    context = repair_context(
+        tmp_path,
+        {config: candidate},
+        base={config: base},
+        hypothesis="training_config_change",
+        hints=changed((config, "<module>")),
+    )
+    edit = edit_of(revert_change.propose(context))
+    assert diff_lines(edit.unified_diff) == ["-  class_weight: null  # calibrated", "+  class_weight: balanced"]
+    assert (git_applied(tmp_path, {config: candidate}, edit.unified_diff) / config).read_text() == base
+
+
 def test_a_changed_signature_restores_the_whole_function(tmp_path: Path) -> None:
     base = "def rate(total, months):\n    return total / months\n"
     candidate = "def rate(total, months, scale=2):\n    return scale * total / months\n"
