@@ -10,7 +10,7 @@ from fnmatch import fnmatch
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class PolicyError(ValueError):
@@ -39,6 +39,12 @@ class WorkspacePolicy(_Strict):
     categorical_defaults: dict[str, Any] = Field(default_factory=dict)
     null_fills: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(default=300, gt=0)
+
+    @model_validator(mode="after")
+    def _names_the_feature_code(self) -> WorkspacePolicy:
+        if not self.feature_modules and not self.features:
+            raise ValueError("name the feature code: feature_modules, a features command, or both")
+        return self
 
     def command_spec(self) -> dict[str, Any]:
         """The mapping ``libs.workspace.commands`` reads: command name -> argv template, and timeout_s."""

@@ -63,3 +63,12 @@ def test_an_invalid_bundle_yaml_names_the_field(tmp_path: Path, edit, where: str
     (root / "bundle.yaml").write_text(yaml.safe_dump(spec))
     with pytest.raises(BundleError, match=where):
         load_bundle(root)
+
+
+def test_a_workspace_config_must_name_its_feature_code(tmp_path: Path) -> None:
+    root = make_tiny_bundle(tmp_path / "b")
+    spec = yaml.safe_load((root / "bundle.yaml").read_text())
+    spec["workspace"].pop("feature_modules")
+    (root / "bundle.yaml").write_text(yaml.safe_dump(spec))
+    with pytest.raises(BundleError, match="name the feature code"):
+        load_bundle(root)

@@ -80,7 +80,14 @@ def test_the_features_command_really_runs_and_non_finite_cells_are_invalid(tmp_p
     assert run.frame is not None and run.frame["per_month"].tolist()[0] == 5.0
     assert int(run.frame["per_month"].isna().sum()) == 1
     assert not any(tree.glob("*.csv"))
-    absent = run_features("base", tree, data, "incident", WorkspaceConfig(evaluate=("python",), label="y"), tmp_path)
+    absent = run_features(
+        "base",
+        tree,
+        data,
+        "incident",
+        WorkspaceConfig(evaluate=("python",), label="y", feature_modules=("pkg/features.py",)),
+        tmp_path,
+    )
     assert absent.frame is None and absent.error
 
 

@@ -32,7 +32,7 @@ def make_scenario(root: Path, *, candidate_message: str = "Simplify ratio") -> P
             name: tiny
             model: {{urn: "urn:li:mlModel:(urn:li:dataPlatform:mlflow,tiny,PROD)", repository: example/tiny}}
             gate: {{metric: f1, direction: higher_is_better, tolerance: 0.01}}
-            workspace: {{evaluate: [python, evaluate.py], label: y}}
+            workspace: {{evaluate: [python, evaluate.py], label: y, feature_modules: [pkg/calc.py]}}
             commits:
               base:
                 message: Add ratio
