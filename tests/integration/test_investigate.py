@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from libs.bundle.load import load_bundle
 from libs.ledger import LedgerStore, verify_incident
@@ -72,3 +73,17 @@ def test_investigate_of_a_harmless_change_passes_the_gate_with_exit_0(tmp_path: 
     assert main(["investigate", str(bundle), "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["outcome"] == "gate_passed" and summary["diagnosis"] is None and summary["repair"] is None
+
+
+def test_reported_metrics_drive_the_gate_and_the_diagnosis_checks_them_by_running(tmp_path: Path) -> None:
+    """CI says the candidate regressed; running both revisions on both windows shows no drop: abstain, say why."""
+    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="harmless")
+    spec = yaml.safe_load((bundle / "bundle.yaml").read_text())
+    spec["metrics"] = {"baseline": {"accuracy": 0.95}, "candidate": {"accuracy": 0.70}}
+    (bundle / "bundle.yaml").write_text(yaml.safe_dump(spec))
+    out = tmp_path / "out"
+    assert main(["investigate", str(bundle), "--out", str(out)]) == 14
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["outcome"] == "abstained"
+    assert (summary["metric"]["baseline"], summary["metric"]["candidate"]) == (0.95, 0.70)
+    assert "within the gate's tolerance" in summary["diagnosis"]["abstention_reason"]
