@@ -8,20 +8,18 @@ from typing import Any
 import yaml
 
 from libs.bundle.load import Bundle
+from libs.central_policy import CentralPolicyError, read_central_policy_document
 from libs.policy import PolicyError
 
-DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
 CENTRAL_SECTIONS = ("diagnosis", "repair", "sandbox")
 
 
 def read_central_policy(path: Path | None = None) -> dict[str, Any]:
-    source = Path(path) if path is not None else DEFAULT_CENTRAL_POLICY
+    """The central policy's sections a model's effective policy carries."""
     try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise PolicyError(f"{source}: central policy not readable: {' '.join(str(exc).split())}") from exc
-    if not isinstance(document, dict):
-        raise PolicyError(f"{source}: the central policy is a mapping")
+        document = read_central_policy_document(path)
+    except CentralPolicyError as exc:
+        raise PolicyError(str(exc)) from exc
     return {section: document.get(section) or {} for section in CENTRAL_SECTIONS}
 
 

@@ -10,20 +10,22 @@ not.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from libs.central_policy import (
+    CENTRAL_POLICY_VARIABLE,
+    CentralPolicyError,
+    central_policy_path,
+    read_central_policy_document,
+)
 from libs.patch_guard.constructs import CATEGORIES, Category
 from libs.patch_guard.globs import matches_any
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
 
-CENTRAL_POLICY_ENV = "MODELGUARD_CENTRAL_POLICY"
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CENTRAL_POLICY = SOURCE_ROOT / "policy" / "central.yaml"
+CENTRAL_POLICY_ENV = CENTRAL_POLICY_VARIABLE
 
 FileOperation = Literal["modify", "create", "delete", "rename", "copy", "mode_change"]
 
@@ -86,27 +88,13 @@ def effective_policy(central: CentralRepairPolicy, workspace: WorkspaceRepairCon
     )
 
 
-def central_policy_path(explicit: Path | None = None) -> Path:
-    """``explicit``, else ``$MODELGUARD_CENTRAL_POLICY``, else ``policy/central.yaml`` of this source tree.
-
-    Never a file found from the working directory: that is the model repository, which must not choose
-    the policy that judges its repairs."""
-    if explicit is not None:
-        return explicit
-    if from_env := os.environ.get(CENTRAL_POLICY_ENV):
-        return Path(from_env)
-    return DEFAULT_CENTRAL_POLICY
-
-
 def load_central_policy(path: Path | None = None) -> CentralRepairPolicy:
     source = central_policy_path(path)
     try:
-        document = yaml.safe_load(source.read_bytes())
-    except OSError as error:
-        raise GuardPolicyError(f"cannot read the central policy {source}: {error.strerror or error}") from error
-    except yaml.YAMLError as error:
-        raise GuardPolicyError(f"{source}: not YAML") from error
-    if not isinstance(document, dict) or not isinstance(document.get("repair"), dict):
+        document = read_central_policy_document(source)
+    except CentralPolicyError as error:
+        raise GuardPolicyError(str(error)) from error
+    if not isinstance(document.get("repair"), dict):
         raise GuardPolicyError(f"{source}: no 'repair:' section")
     try:
         return CentralRepairPolicy.model_validate(document["repair"])

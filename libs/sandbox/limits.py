@@ -6,18 +6,16 @@ own ``timeout_s`` may narrow the wall-time limit, never widen it.
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from libs.central_policy import CentralPolicyError, central_policy_path, read_central_policy_document
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
-DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
-CENTRAL_POLICY_VARIABLE = "MODELGUARD_CENTRAL_POLICY"
 
 IsolationMode = Literal["auto", "bwrap", "unshare", "none"]
 
@@ -75,17 +73,10 @@ def sandbox_policy_from(section: Any, origin: str = "sandbox") -> SandboxPolicy:
 def read_sandbox_policy(path: Path) -> SandboxPolicy:
     """The ``sandbox`` section of the central policy file at ``path``."""
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise SandboxPolicyError(f"{path}: central policy not readable: {' '.join(str(exc).split())}") from exc
-    if not isinstance(document, dict):
-        raise SandboxPolicyError(f"{path}: the central policy is a mapping")
+        document = read_central_policy_document(path)
+    except CentralPolicyError as exc:
+        raise SandboxPolicyError(str(exc)) from exc
     return sandbox_policy_from(document.get("sandbox"), str(path))
-
-
-def central_policy_path() -> Path:
-    configured = os.environ.get(CENTRAL_POLICY_VARIABLE, "").strip()
-    return Path(configured) if configured else DEFAULT_CENTRAL_POLICY
 
 
 @cache

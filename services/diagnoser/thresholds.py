@@ -10,10 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
+from libs.central_policy import read_central_policy_document
 
 Share = float
 
@@ -56,7 +55,6 @@ def thresholds_from(policy_diagnosis: Mapping[str, Any]) -> DiagnosisThresholds:
     return DiagnosisThresholds.model_validate(dict(policy_diagnosis))
 
 
-def central_thresholds(path: Path = CENTRAL_POLICY) -> DiagnosisThresholds:
+def central_thresholds(path: Path | None = None) -> DiagnosisThresholds:
     """The ``diagnosis`` section of ModelGuard's central policy file."""
-    document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    return thresholds_from(document.get("diagnosis") or {})
+    return thresholds_from(read_central_policy_document(path).get("diagnosis") or {})

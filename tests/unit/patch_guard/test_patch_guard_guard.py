@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.patch_guard.guard import GuardRequest, check_patch
-from libs.patch_guard.policy import DEFAULT_CENTRAL_POLICY, effective_policy, load_central_policy
+from libs.patch_guard.policy import effective_policy, load_central_policy
 from libs.patch_guard.report import CHECK_NAMES, human_lines
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
 from services.repairer.patch_guard import ProposedPatch, guard_policy

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.patch_guard.policy import (
     CENTRAL_POLICY_ENV,
-    DEFAULT_CENTRAL_POLICY,
     GuardPolicyError,
     central_policy_path,
     effective_policy,

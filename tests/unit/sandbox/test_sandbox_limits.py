@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.sandbox.limits import (
-    DEFAULT_CENTRAL_POLICY,
     SandboxLimits,
     SandboxPolicy,
     SandboxPolicyError,

@@ -1,0 +1,42 @@
+"""Where ModelGuard's central policy lives and how its sections are read.
+
+``$MODELGUARD_CENTRAL_POLICY`` when set, else ``policy/central.yaml`` of this source tree: never a file
+found from the working directory, which is the model repository and must not choose the policy that
+judges it. Each phase validates its own section.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[1] / "policy" / "central.yaml"
+CENTRAL_POLICY_VARIABLE = "MODELGUARD_CENTRAL_POLICY"
+
+
+class CentralPolicyError(ValueError):
+    """The central policy file is missing, not YAML, or not a mapping; one readable line."""
+
+
+def central_policy_path(explicit: Path | None = None) -> Path:
+    if explicit is not None:
+        return Path(explicit)
+    configured = os.environ.get(CENTRAL_POLICY_VARIABLE, "").strip()
+    return Path(configured) if configured else DEFAULT_CENTRAL_POLICY
+
+
+def read_central_policy_document(path: Path | None = None) -> dict[str, Any]:
+    """The whole central policy as a mapping."""
+    source = central_policy_path(path)
+    try:
+        document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise CentralPolicyError(f"cannot read the central policy {source}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CentralPolicyError(f"{source}: not YAML: {' '.join(str(exc).split())}") from exc
+    if not isinstance(document, dict):
+        raise CentralPolicyError(f"{source}: the central policy is a mapping")
+    return document
