@@ -74,6 +74,7 @@ def validate_repair(
     features_data: Path | None = None,
     diagnosed_invalid_by_column: Mapping[str, int] | None = None,
     same_window_reference: float | None = None,
+    approved_invalid_total: int | None = None,
 ) -> ValidationReport:
     """Apply ``patch`` (unified diff text) to a fresh copy of ``candidate_dir`` and validate it step by step.
 
@@ -105,7 +106,12 @@ def validate_repair(
                 (
                     "invalid_values",
                     lambda: check_invalid_values(
-                        workspace, features_from, workspace_spec, Path(out), diagnosed_invalid_by_column
+                        workspace,
+                        features_from,
+                        workspace_spec,
+                        Path(out),
+                        diagnosed_invalid_by_column,
+                        approved_invalid_total,
                     ),
                 ),
                 (

@@ -42,6 +42,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 evaluate_placeholders=workspace.incident.placeholders(),
                 features_data=workspace.incident.eval,
                 same_window_reference=approved_code_on_incident(proposed),
+                approved_invalid_total=proposed.diagnosis.invalid_values.get("base"),
             )
         return [validation_event(proposed, report)]
 

@@ -15,6 +15,7 @@ from services.validator.checks import (
     check_compiles,
     check_gate,
     check_integrity,
+    check_invalid_values,
     check_source_unchanged,
     within_tolerance,
 )
@@ -167,3 +168,22 @@ def test_patches_may_not_leave_the_sandbox(tmp_path: Path) -> None:
         escaped = apply_patch(workspace, "--- /dev/null\n+++ b/../evil.py\n@@ -0,0 +1 @@\n+x = 1\n")
         assert not escaped.applied
         assert not (workspace.parent / "evil.py").exists()
+
+
+def test_the_data_check_allows_what_the_approved_code_gives_on_the_same_rows(tmp_path: Path) -> None:
+    """Features with a NaN by design (imputed later) are no new invalid values when the approved code has them."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "features.py").write_text(
+        "import sys\n"
+        "out = sys.argv[sys.argv.index('--output') + 1]\n"
+        "open(out, 'w').write('a,b\\n1.0,nan\\n2.0,3.0\\n')\n"
+    )
+    data = tmp_path / "rows.csv"
+    data.write_text("x\n1\n2\n")
+    spec = {"features": ["python", "features.py", "--data", "{data}", "--output", "{output}"], "timeout_s": 60}
+    same = check_invalid_values(workspace, data, spec, tmp_path / "s1", approved_invalid_total=1)
+    assert same.passed and same.values["total"] == 1 and same.values["approved_code_total"] == 1
+    more = check_invalid_values(workspace, data, spec, tmp_path / "s2", approved_invalid_total=0)
+    assert not more.passed and more.values["new"] == {"b": 1}
+    assert not check_invalid_values(workspace, data, spec, tmp_path / "s3").passed  # nothing tolerated
