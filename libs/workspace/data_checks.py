@@ -1,5 +1,5 @@
 """Data checks ModelGuard computes itself, never trusting the workspace's own report: invalid cells
-in a feature matrix and anomalous values in one column of a source extract."""
+in a feature matrix."""
 
 from __future__ import annotations
 
@@ -47,17 +47,3 @@ def count_invalid_values(features_csv: Path) -> InvalidValueCount:
                     counts[index] += 1
     by_column = {name: count for name, count in zip(header, counts, strict=True) if count}
     return InvalidValueCount(total=sum(counts), by_column=by_column, rows=rows)
-
-
-def count_source_anomalies(data_csv: Path, column: str) -> int:
-    """Count rows whose ``column`` is zero, negative, non-finite or not a number at all."""
-    with Path(data_csv).open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None or column not in reader.fieldnames:
-            raise KeyError(f"{data_csv} has no column {column!r}")
-        anomalies = 0
-        for record in reader:
-            value = parse_number(record[column] or "")
-            if value is None or value <= 0:
-                anomalies += 1
-    return anomalies

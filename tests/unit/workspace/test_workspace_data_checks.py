@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.workspace.data_checks import InvalidValueCount, count_invalid_values, count_source_anomalies
+from libs.workspace.data_checks import InvalidValueCount, count_invalid_values
 
 
 def write(path: Path, text: str) -> Path:
@@ -30,17 +30,3 @@ def test_clean_matrix_has_no_invalid_values(tmp_path: Path) -> None:
 def test_matrix_without_header_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         count_invalid_values(write(tmp_path / "empty.csv", ""))
-
-
-def test_source_anomalies_are_zero_negative_or_unreadable_values(tmp_path: Path) -> None:
-    data = write(
-        tmp_path / "customers.csv",
-        "customer_id,account_age_months\nA,12\nB,0\nC,-1\nD,\nE,x\nF,1\n",
-    )
-    assert count_source_anomalies(data, "account_age_months") == 4
-
-
-def test_source_anomalies_need_the_column(tmp_path: Path) -> None:
-    data = write(tmp_path / "customers.csv", "customer_id\nA\n")
-    with pytest.raises(KeyError):
-        count_source_anomalies(data, "account_age_months")
