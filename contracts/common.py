@@ -44,6 +44,12 @@ class GateResult(Frozen):
     candidate: float
     delta: float
     regressed: bool
+    metric_source: Literal["referee", "self_reported"] = "self_reported"
+    """Who computed ``baseline`` and ``candidate``: ModelGuard from the workspace's predictions and the labels it
+    kept back (``referee``), or the workspace's own evaluation (``self_reported``)."""
+    claimed_baseline: float | None = None
+    claimed_candidate: float | None = None
+    """With the referee: the figures the model's CI reported, kept for comparison; the gate never reads them."""
 
 
 class PolicyRef(Frozen):

@@ -10,7 +10,9 @@ from fnmatch import fnmatch
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from libs.referee.metrics import gate_problem
 
 
 class PolicyError(ValueError):
@@ -25,13 +27,29 @@ class GatePolicy(_Strict):
     metric: str
     direction: Literal["higher_is_better", "lower_is_better"]
     tolerance: float = Field(ge=0)
+    threshold: float = 0.5
+    """With ``predict``: a prediction at or above it is the positive class (f1, precision, recall, accuracy)."""
+    positive_label: str = "1"
+    """With ``predict``: the label value of the positive class, compared as text."""
+
+    @field_validator("positive_label", mode="before")
+    @classmethod
+    def _label_as_text(cls, value: Any) -> Any:
+        return (
+            str(value).lower() if isinstance(value, bool) else str(value) if isinstance(value, int | float) else value
+        )
 
 
 class WorkspacePolicy(_Strict):
     """The workspace's ModelGuard config: how to run the model's own commands, and what a repair may touch."""
 
-    evaluate: tuple[str, ...] = Field(min_length=1)
+    predict: tuple[str, ...] | None = Field(default=None, min_length=1)
+    """The referee's contract: train on ``{train}``, predict ``{features}`` (no labels) into ``{predictions}``."""
+    evaluate: tuple[str, ...] | None = Field(default=None, min_length=1)
+    """A self-reported metric: the workspace scores labelled rows and prints its own metrics."""
     label: str = Field(min_length=1)
+    reported_metrics: tuple[str, ...] = ()
+    """Metric names an ``evaluate`` command may print besides the gate's; any other name fails the run."""
     feature_modules: tuple[str, ...] = ()
     features: tuple[str, ...] | None = None
     tests: tuple[str, ...] | None = None
@@ -42,13 +60,30 @@ class WorkspacePolicy(_Strict):
 
     @model_validator(mode="after")
     def _names_the_feature_code(self) -> WorkspacePolicy:
+        if not self.predict and not self.evaluate:
+            raise ValueError("name how the model is evaluated: a predict command, an evaluate command, or both")
         if not self.feature_modules and not self.features:
             raise ValueError("name the feature code: feature_modules, a features command, or both")
         return self
 
+    @property
+    def referee(self) -> bool:
+        """Whether ModelGuard computes the metric itself (``predict``) rather than reading the workspace's own."""
+        return self.predict is not None
+
+    def evaluation_command(self) -> tuple[str, ...]:
+        """The command whose result the gate reads: ``predict`` when declared, else ``evaluate``."""
+        command = self.predict or self.evaluate
+        assert command is not None  # the validator above requires one
+        return command
+
     def command_spec(self) -> dict[str, Any]:
         """The mapping ``libs.workspace.commands`` reads: command name -> argv template, and timeout_s."""
-        spec: dict[str, Any] = {"evaluate": list(self.evaluate), "timeout_s": self.timeout_s}
+        spec: dict[str, Any] = {"timeout_s": self.timeout_s}
+        if self.predict is not None:
+            spec["predict"] = list(self.predict)
+        if self.evaluate is not None:
+            spec["evaluate"] = list(self.evaluate)
         if self.features is not None:
             spec["features"] = list(self.features)
         if self.tests is not None:
@@ -56,11 +91,26 @@ class WorkspacePolicy(_Strict):
         return spec
 
 
+class ValidationPolicy(_Strict):
+    """The central policy's ``validation`` section: what a repair must show before it counts as validated."""
+
+    require_predict: bool = False
+    """Refuse a repair whose evaluation is self-reported (``evaluate``): only the referee's metric counts."""
+
+
+def check_refereed_gate(gate: GatePolicy, workspace: WorkspacePolicy) -> None:
+    """With ``predict`` the referee computes the gate metric: it must be one it knows, in its direction."""
+    if workspace.predict is not None:
+        problem = gate_problem(gate.metric, gate.direction)
+        if problem:
+            raise ValueError(f"gate: {problem}")
+
+
 class ModelPolicy(BaseModel):
     """One model's effective policy: its gate and workspace config, inside ModelGuard's central policy.
 
-    ``diagnosis``, ``repair`` and ``sandbox`` are the central policy's sections, each validated by the
-    phase that reads it; the whole document is stored by digest with every incident.
+    ``diagnosis``, ``repair``, ``sandbox`` and ``validation`` are the central policy's sections, each
+    validated by the phase that reads it; the whole document is stored by digest with every incident.
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -72,6 +122,12 @@ class ModelPolicy(BaseModel):
     diagnosis: dict[str, Any] = Field(default_factory=dict)
     repair: dict[str, Any] = Field(default_factory=dict)
     sandbox: dict[str, Any] = Field(default_factory=dict)
+    validation: ValidationPolicy = ValidationPolicy()
+
+    @model_validator(mode="after")
+    def _refereed_gate(self) -> ModelPolicy:
+        check_refereed_gate(self.gate, self.workspace)
+        return self
 
     def applies(self, model_urn: str) -> bool:
         return any(fnmatch(model_urn, pattern) for pattern in self.applies_to)

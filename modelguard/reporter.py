@@ -34,8 +34,10 @@ def evaluate_bundle(
     bundle_dir: Path, workdir: Path, artifacts: LocalArtifactStore, run_id: str, pull_request: int | None
 ) -> EvaluationReported:
     """Build the bundle's repository, store both snapshots and the data windows, and report the metrics:
-    the bundle's reported ones when it has them, else the base revision on the approval window (baseline)
-    and the candidate revision on the incident window (candidate), computed by running its evaluation."""
+    the bundle's reported ones when it has them; else, for a workspace that only self-reports (``evaluate``),
+    the base revision on the approval window (baseline) and the candidate revision on the incident window
+    (candidate), computed by running its evaluation; a workspace with ``predict`` claims nothing, the
+    detector's referee computes both figures itself."""
     bundle = load_bundle(bundle_dir)
     repo = build_repository(bundle, workdir / "repository" / bundle.name)
     base_sha, candidate_sha = repo.commits["base"], repo.commits["candidate"]
@@ -47,14 +49,17 @@ def evaluate_bundle(
     }
     if bundle.spec.metrics is not None:
         baseline, candidate = bundle.spec.metrics.baseline, bundle.spec.metrics.candidate
+    elif bundle.spec.workspace.referee:
+        baseline, candidate = {}, {}
     else:
         run_dir = workdir / "trees" / run_id / bundle.name
         shutil.rmtree(run_dir, ignore_errors=True)
         unpacked = unpack_data_windows(data, run_dir / "data")
         extract_snapshot(snapshots["base"], run_dir / "base")
         extract_snapshot(snapshots["candidate"], run_dir / "candidate")
-        baseline = evaluate(run_dir / "base", unpacked["approval"], spec).metrics
-        candidate = evaluate(run_dir / "candidate", unpacked["incident"], spec).metrics
+        allowed = {bundle.spec.gate.metric, *bundle.spec.workspace.reported_metrics}
+        baseline = evaluate(run_dir / "base", unpacked["approval"], spec, allowed).metrics
+        candidate = evaluate(run_dir / "candidate", unpacked["incident"], spec, allowed).metrics
     workspace = WorkspaceRefs(
         model_urn=bundle.spec.model.urn,
         repository=bundle.spec.model.repository,
@@ -70,7 +75,7 @@ def evaluate_bundle(
         workspace=workspace,
         baseline_metrics=baseline,
         candidate_metrics=candidate,
-        evaluation_command=list(bundle.spec.workspace.evaluate),
+        evaluation_command=list(bundle.spec.workspace.evaluation_command()),
     )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy import GatePolicy, WorkspacePolicy, check_refereed_gate
 
 BUNDLE_FORMAT = "modelguard-bundle/1"
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,99}$"
@@ -55,3 +55,8 @@ class BundleSpec(_Strict):
     workspace: WorkspacePolicy
     metrics: ReportedMetrics | None = None
     commits: BundleCommits = BundleCommits()
+
+    @model_validator(mode="after")
+    def _refereed_gate(self) -> BundleSpec:
+        check_refereed_gate(self.gate, self.workspace)
+        return self

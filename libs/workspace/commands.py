@@ -1,30 +1,37 @@
-"""The workspace's own commands, as named in the policy's ``workspace`` section: evaluate the model,
-build the feature matrix, run the tests. Outputs go outside the workspace so it stays unchanged."""
+"""The workspace's own commands, as named in the policy's ``workspace`` section: predict the held-out rows
+(the referee scores them), evaluate the model (a self-reported metric), build the feature matrix, run the
+tests. Outputs go outside the workspace so it stays unchanged."""
 
 from __future__ import annotations
 
 import json
 import math
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from libs.referee.held_out import HeldOutError, write_features
+from libs.referee.predictions import MalformedPredictions, read_predictions
 from libs.workspace.argv_template import render_argv
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.junit_report import TestRun, read_junit_report
 from libs.workspace.runner import CommandResult, run_command
+from libs.workspace.scored_rows import ScoredRows
 
 DEFAULT_TIMEOUT_S = 300.0
 STDERR_TAIL_CHARS = 2000
+ROW_COUNT_NAMES = frozenset({"train", "test", "eval"})
 
 __all__ = [
     "EvaluationResult",
+    "PredictionRun",
     "TestRun",
     "WorkspaceCommandFailed",
     "build_features",
     "evaluate",
+    "predict",
     "run_tests",
 ]
 
@@ -48,6 +55,14 @@ class EvaluationResult:
     command: CommandResult
 
 
+@dataclass(frozen=True)
+class PredictionRun:
+    """What ``predict`` gave for one window's evaluation rows, with the labels ModelGuard kept back."""
+
+    scored: ScoredRows
+    command: CommandResult
+
+
 def _template(spec: Mapping[str, Any], name: str) -> list[str]:
     if name not in spec:
         raise WorkspaceCommandFailed(name, "the policy's workspace section does not define it")
@@ -67,33 +82,79 @@ def _refuse_non_finite(token: str) -> float:
     raise ValueError(f"non-finite number {token} in evaluation output")
 
 
-def parse_evaluation_output(stdout: str) -> tuple[dict[str, float], dict[str, int]]:
-    """Read ``{"metrics": {...}}`` (optionally with ``"rows": {...}``) from the last non-empty line of ``stdout``."""
+def parse_evaluation_output(
+    stdout: str, allowed_metrics: Collection[str] | None = None
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Read ``{"metrics": {...}}`` (optionally with ``"rows": {...}``) from the last non-empty line of ``stdout``.
+
+    With ``allowed_metrics`` only those names may appear: any other name is refused without being repeated
+    (a name is text the workspace chose, and must never travel on into a signed event)."""
     lines = [line for line in stdout.splitlines() if line.strip()]
     if not lines:
         raise ValueError("evaluation printed nothing")
     document = json.loads(lines[-1], parse_constant=_refuse_non_finite)
     if not isinstance(document, dict):
         raise ValueError("evaluation output must be a JSON object")
+    if set(document) - {"metrics", "rows"}:
+        raise ValueError(f"evaluation output may hold only 'metrics' and 'rows' ({len(document)} keys given)")
     metrics, rows = document.get("metrics"), document.get("rows", {})
     if not isinstance(metrics, dict) or not metrics or not isinstance(rows, dict):
         raise ValueError("evaluation output needs a non-empty 'metrics' object ('rows', if given, an object)")
+    if allowed_metrics is not None:
+        undeclared = [name for name in metrics if name not in allowed_metrics]
+        if undeclared:
+            raise ValueError(
+                f"evaluation output holds {len(undeclared)} undeclared metric name(s); declared: "
+                f"{', '.join(sorted(allowed_metrics))}"
+            )
+    if not all(isinstance(value, int | float) and not isinstance(value, bool) for value in metrics.values()):
+        raise ValueError("every metric must be a number")
     parsed_metrics = {str(name): float(value) for name, value in metrics.items()}
     if not all(math.isfinite(value) for value in parsed_metrics.values()):
-        raise ValueError(f"non-finite metric in {parsed_metrics}")
+        raise ValueError("a metric is not finite")
+    if set(rows) - ROW_COUNT_NAMES or not all(isinstance(v, int) and not isinstance(v, bool) for v in rows.values()):
+        raise ValueError(f"'rows' may hold only {', '.join(sorted(ROW_COUNT_NAMES))} with whole numbers")
     return parsed_metrics, {str(name): int(value) for name, value in rows.items()}
 
 
-def evaluate(workspace: Path, window: DataWindow, spec: Mapping[str, Any]) -> EvaluationResult:
-    """Train on the window's ``{train}`` rows and score its ``{eval}`` rows, with the workspace's command."""
+def evaluate(
+    workspace: Path, window: DataWindow, spec: Mapping[str, Any], allowed_metrics: Collection[str] | None = None
+) -> EvaluationResult:
+    """Train on the window's ``{train}`` rows and score its ``{eval}`` rows, with the workspace's command: a
+    self-reported metric. ``allowed_metrics`` are the names the output may hold (the gate's, when given)."""
     result = _run("evaluate", workspace, spec, window.placeholders())
     if not result.succeeded:
         raise WorkspaceCommandFailed("evaluate", "non-zero exit", result)
     try:
-        metrics, rows = parse_evaluation_output(result.stdout)
+        metrics, rows = parse_evaluation_output(result.stdout, allowed_metrics)
     except (ValueError, TypeError, AttributeError) as error:
         raise WorkspaceCommandFailed("evaluate", f"unreadable output: {error}", result) from error
     return EvaluationResult(metrics=metrics, rows=rows, command=result)
+
+
+def predict(workspace: Path, window: DataWindow, spec: Mapping[str, Any], label: str) -> PredictionRun:
+    """Train on the window's ``{train}`` rows and predict its evaluation rows, handed over without their
+    ``label`` column as ``{features}``; the predictions are read strictly from ``{predictions}``."""
+    with (
+        tempfile.TemporaryDirectory(prefix="modelguard-features-") as given,
+        tempfile.TemporaryDirectory(prefix="modelguard-predictions-") as written,
+    ):
+        Path(given).chmod(0o755)  # the features are no secret from the workspace; the labels stay here
+        features = Path(given) / "features.csv"
+        try:
+            held = write_features(window.eval, label, features)
+        except HeldOutError as error:
+            raise WorkspaceCommandFailed("predict", str(error)) from error
+        out = Path(written) / "predictions.csv"
+        values = {"train": str(window.train.resolve()), "features": str(features), "predictions": str(out)}
+        result = _run("predict", workspace, spec, values)
+        if not result.succeeded:
+            raise WorkspaceCommandFailed("predict", "non-zero exit", result)
+        try:
+            predictions = read_predictions(out, len(held))
+        except MalformedPredictions as error:
+            raise WorkspaceCommandFailed("predict", f"unreadable predictions: {error}", result) from error
+    return PredictionRun(ScoredRows(labels=held, predictions=predictions), result)
 
 
 def build_features(workspace: Path, data: Path, out: Path, spec: Mapping[str, Any]) -> Path:

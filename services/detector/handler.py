@@ -1,27 +1,61 @@
-"""Detector: an evaluation in, a regression or a pass out, decided by the model's policy gate."""
+"""Detector: an evaluation in, a regression or a pass out, decided by the model's policy gate.
+
+When the model's workspace declares ``predict``, the detector does not read the CI's figures: the referee
+(a port, ``Referee``) evaluates the base revision on the approval window and the candidate on the incident
+window, computing the metric from the labels it kept back, and the gate reads those figures."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
 from contracts.common import PolicyRef
 from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from libs.policy import ModelPolicy
 from services.detector.gate import apply_gate
 from services.detector.policy_catalog import LoadedPolicy
 
 StorePolicy = Callable[[LoadedPolicy], PolicyRef]
 
 
+@dataclass(frozen=True)
+class RefereedMetrics:
+    """The referee's figures: the base revision on the approval window, the candidate on the incident window."""
+
+    baseline: dict[str, float]
+    candidate: dict[str, float]
+
+
+Referee = Callable[[EvaluationReported, ModelPolicy], RefereedMetrics]
+
+
 class NoPolicy(LookupError):
     pass
 
 
-def detect(evaluation: EvaluationReported, policy: LoadedPolicy | None, store_policy: StorePolicy) -> BaseModel:
+class RefereeFailed(RuntimeError):
+    """The referee could not compute a figure (a revision's predict failed or broke the contract)."""
+
+
+def detect(
+    evaluation: EvaluationReported,
+    policy: LoadedPolicy | None,
+    store_policy: StorePolicy,
+    referee: Referee | None = None,
+) -> BaseModel:
     if policy is None:
         raise NoPolicy(f"no policy applies to {evaluation.workspace.model_urn}")
-    gate = apply_gate(policy.policy.gate, evaluation.baseline_metrics, evaluation.candidate_metrics)
+    gate_policy = policy.policy.gate
+    if policy.policy.workspace.referee:
+        if referee is None:
+            raise RefereeFailed("the workspace declares predict but this detector has no referee")
+        figures = referee(evaluation, policy.policy)
+        claimed = (evaluation.baseline_metrics, evaluation.candidate_metrics)
+        gate = apply_gate(gate_policy, figures.baseline, figures.candidate, source="referee", claimed=claimed)
+    else:
+        gate = apply_gate(gate_policy, evaluation.baseline_metrics, evaluation.candidate_metrics)
     ref = store_policy(policy)
     common = {"run_id": evaluation.run_id, "workspace": evaluation.workspace, "policy": ref, "gate": gate}
     return RegressionDetected(**common) if gate.regressed else EvaluationPassed(**common)

@@ -11,8 +11,9 @@ from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
 from services.detector.gate import MetricMissing
-from services.detector.handler import NoPolicy, detect
+from services.detector.handler import NoPolicy, RefereeFailed, detect
 from services.detector.policy_catalog import LoadedPolicy, load_policies, policy_for
+from services.detector.referee import artifact_referee
 
 NAME = "detector"
 
@@ -20,6 +21,7 @@ NAME = "detector"
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     artifacts = LocalArtifactStore(settings.artifacts_dir)
     policies = load_policies(settings.policy_dir)
+    referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch")
 
     def store_policy(loaded: LoadedPolicy) -> PolicyRef:
         return PolicyRef(name=loaded.policy.name, artifact=artifacts.put(loaded.raw, "application/yaml"))
@@ -27,10 +29,13 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     def handle(signed: SignedEvent) -> list:
         evaluation = signed.event.payload
         try:
-            return [detect(evaluation, policy_for(policies, evaluation.workspace.model_urn), store_policy)]
+            policy = policy_for(policies, evaluation.workspace.model_urn)
+            return [detect(evaluation, policy, store_policy, referee)]
         except NoPolicy as exc:
             raise RejectedInput("no-policy", str(exc)) from exc
         except (MetricMissing, PolicyError) as exc:
             raise RejectedInput("bad-evaluation", str(exc)) from exc
+        except RefereeFailed as exc:
+            raise RejectedInput("referee-failed", str(exc)) from exc
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("EvaluationReported",), handler=handle)

@@ -29,15 +29,17 @@ from services.diagnoser.extractors.source_schema import source_schema_evidence
 from services.diagnoser.extractors.source_types import source_types_evidence
 from services.diagnoser.feature_modules import feature_files
 from services.diagnoser.feature_runs import run_features
-from services.diagnoser.inputs import IncidentInputs
+from services.diagnoser.inputs import CounterfactualMetrics, IncidentInputs
 from services.diagnoser.profiling.windows import all_columns, profile_windows, relevant_columns
 from services.diagnoser.thresholds import DiagnosisThresholds
+from services.diagnoser.trials.counterfactual_cells import run_counterfactual_cells
 
 
 @dataclass(frozen=True)
 class IncidentEvidence:
     evidence: tuple[Evidence, ...]
     feature_files: tuple[str, ...]
+    metrics: CounterfactualMetrics
 
     def first(self, kind: str) -> Evidence | None:
         return next((item for item in self.evidence if item.kind == kind), None)
@@ -48,15 +50,27 @@ def collect_incident_evidence(inputs: IncidentInputs, thresholds: DiagnosisThres
     diff = diff_trees(base, candidate)
     changed = diff.changed_paths()
     on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
+    metrics = counterfactual_metrics(inputs)
     evidence = [
-        counterfactual_evidence(inputs.metrics, inputs.gate),
+        counterfactual_evidence(metrics, inputs.gate),
         code_change_evidence(diff, base, candidate, on_feature_path),
         config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes),
     ]
     evidence.extend(_data_evidence(inputs, thresholds))
     evidence.extend(_feature_evidence(inputs, thresholds))
     evidence.extend(_metadata_evidence(inputs, evidence, thresholds))
-    return IncidentEvidence(evidence=tuple(evidence), feature_files=tuple(sorted(on_feature_path)))
+    return IncidentEvidence(evidence=tuple(evidence), feature_files=tuple(sorted(on_feature_path)), metrics=metrics)
+
+
+def counterfactual_metrics(inputs: IncidentInputs) -> CounterfactualMetrics:
+    """The four pairs as given, or run now with the inputs' trial runner."""
+    if inputs.metrics is not None:
+        return inputs.metrics
+    if inputs.trials is None:
+        raise ValueError("IncidentInputs needs the four counterfactual metrics or a trial runner to measure them")
+    return run_counterfactual_cells(
+        inputs.trials, Path(inputs.base_dir), Path(inputs.candidate_dir), inputs.approval, inputs.incident
+    )
 
 
 def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> list[Evidence]:

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from contracts.context_snapshot import ContextSnapshot
 from libs.policy import GatePolicy, WorkspacePolicy
 from libs.workspace.data_windows import DataWindow
+from libs.workspace.scored_rows import ScoredRows
+from services.diagnoser.trials.runner import TrialRunner
 
 __all__ = [
     "CounterfactualMetrics",
@@ -42,6 +44,8 @@ class CounterfactualMetrics:
     candidate_on_incident: float | None
     failures: Mapping[str, str] = field(default_factory=dict)
     """Why a pair has no metric: the pair's name -> the failure's last line (no scratch paths)."""
+    scored: Mapping[str, ScoredRows] = field(default_factory=dict)
+    """With the referee: each pair's rows, labels and predictions, so metrics can be recomputed without a run."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,11 @@ class IncidentInputs:
     incident: DataWindow
     workspace: WorkspaceConfig
     gate: GateSpec
-    metrics: CounterfactualMetrics
+    metrics: CounterfactualMetrics | None = None
+    """The four pairs when already measured; else the diagnosis runs them with ``trials``."""
+    trials: TrialRunner | None = None
+    """Runs the diagnosis's evaluations (the four pairs, the change and data experiments); None: only
+    ``metrics`` are known and the finer experiments are reported as unavailable."""
     context: ContextSnapshot | None = None
     changes: tuple[MetadataChangeRecord, ...] = ()
     dataset_urn: str | None = None

@@ -13,8 +13,9 @@ from libs.version import MODELGUARD_VERSION
 from libs.workspace.incident_workspace import incident_workspace
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.inputs import IncidentInputs, MetadataChangeRecord
-from services.diagnoser.metric_runs import run_counterfactual_metrics
 from services.diagnoser.report import diagnosis_event
+from services.diagnoser.thresholds import thresholds_from
+from services.diagnoser.trials.parallelism import trial_runner
 
 NAME = "diagnoser"
 
@@ -44,14 +45,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     def handle(signed: SignedEvent) -> list:
         collected: ContextCollected = signed.event.payload
         with incident_workspace(artifacts, collected, scratch) as (policy, workspace):
-            runs = run_counterfactual_metrics(
-                workspace.base,
-                workspace.candidate,
-                workspace.approval,
-                workspace.incident,
-                policy.workspace,
-                policy.gate,
-            )
+            thresholds = thresholds_from(policy.diagnosis)
             inputs = IncidentInputs(
                 base_dir=workspace.base,
                 candidate_dir=workspace.candidate,
@@ -59,11 +53,11 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 incident=workspace.incident,
                 workspace=policy.workspace,
                 gate=policy.gate,
-                metrics=runs.metrics,
+                trials=trial_runner(policy.workspace, policy.gate, thresholds, scrub=(workspace.base.parent,)),
                 context=collected.context,
                 changes=change_records(collected.context),
             )
-            outcome = diagnose_inputs(inputs, policy.diagnosis)  # failed commands are evidence, not errors
+            outcome = diagnose_inputs(inputs, thresholds)  # failed commands are evidence, not errors
         return [diagnosis_event(collected, outcome)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("ContextCollected",), handler=handle)

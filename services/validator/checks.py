@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from libs.policy import GatePolicy, WorkspacePolicy
 from libs.sandbox.integrity import compare_trees
 from libs.sandbox.isolation import Isolation
 from libs.workspace.argv_template import InvalidCommandTemplate, render_argv
@@ -25,6 +26,8 @@ from libs.workspace.commands import (
     run_tests,
 )
 from libs.workspace.data_checks import count_invalid_values
+from libs.workspace.data_windows import DataWindow
+from libs.workspace.model_evaluation import evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandResult, CommandTimedOut, run_command
 from services.validator.sandbox import PatchApplication
 from services.validator.targeting import importing_tests, module_name, named_test_folders, targeted_command
@@ -163,18 +166,61 @@ def check_tests(workspace: Path, spec: Mapping[str, Any]) -> CheckResult:
     return _test_values("tests", workspace, spec, {})
 
 
-def check_evaluation(workspace: Path, spec: Mapping[str, Any], placeholders: Mapping[str, str]) -> CheckResult:
-    """Re-run the workspace's evaluation of the repaired tree; ``placeholders`` fill its command (for
-    instance ``{train}`` and ``{eval}`` of the incident window)."""
+def check_evaluation(
+    workspace: Path,
+    spec: Mapping[str, Any],
+    placeholders: Mapping[str, str],
+    gate: Mapping[str, Any] | None = None,
+    window: DataWindow | None = None,
+    require_predict: bool = False,
+) -> CheckResult:
+    """Re-run the repaired tree's evaluation. With ``predict`` and a ``window``, ModelGuard is the referee: the
+    workspace predicts the window's evaluation rows without their labels and the metric is computed here.
+    Otherwise the workspace's ``evaluate`` reports its own metric (``placeholders`` fill its command), which
+    ``require_predict`` (the central policy's ``validation.require_predict``) refuses."""
+    predicts = bool(spec.get("predict"))
+    if not predicts and require_predict:
+        return _result(
+            "evaluation",
+            False,
+            "the central policy requires the predict contract (validation.require_predict); this workspace "
+            "only reports its own metric",
+            {"metric_source": "self_reported"},
+        )
+    if predicts and window is not None and gate is not None:
+        return _refereed_evaluation(workspace, spec, gate, window)
+    allowed = {str(gate["metric"]), *(spec.get("reported_metrics") or ())} if gate is not None else None
     try:
         argv = render_argv(list(spec.get("evaluate") or []), placeholders)
         result = run_command(argv, cwd=workspace, timeout_s=_timeout(spec))
         if not result.succeeded:
             raise WorkspaceCommandFailed("evaluate", result.failure_reason or "non-zero exit", result)
-        metrics, rows = parse_evaluation_output(result.stdout)
+        metrics, rows = parse_evaluation_output(result.stdout, allowed)
     except (*COMMAND_ERRORS, TypeError, AttributeError) as error:
         return _result("evaluation", False, f"the evaluation did not run: {error}", _limit_of(error))
-    return _result("evaluation", True, f"{len(metrics)} metric(s) reported", {"metrics": metrics, "rows": rows})
+    return _result(
+        "evaluation",
+        True,
+        f"{len(metrics)} metric(s) reported by the workspace itself (self-reported)",
+        {"metrics": metrics, "rows": rows, "metric_source": "self_reported"},
+    )
+
+
+def _refereed_evaluation(
+    workspace: Path, spec: Mapping[str, Any], gate: Mapping[str, Any], window: DataWindow
+) -> CheckResult:
+    policy, gate_policy = WorkspacePolicy.model_validate(spec), GatePolicy.model_validate(gate)
+    try:
+        evaluation = evaluate_model(workspace, window, policy, gate_policy)
+    except (*COMMAND_ERRORS, TypeError, AttributeError) as error:
+        return _result("evaluation", False, f"the prediction did not run: {error}", _limit_of(error))
+    rows = len(evaluation.scored.labels) if evaluation.scored is not None else 0
+    return _result(
+        "evaluation",
+        True,
+        f"{gate_policy.metric} computed by ModelGuard from {rows} predictions against the labels it kept back",
+        {"metrics": evaluation.metrics, "rows": {"eval": rows}, "metric_source": evaluation.source},
+    )
 
 
 def check_invalid_values(

@@ -18,6 +18,7 @@ from libs.sandbox.copy import UnsafeWorkspace
 from libs.sandbox.integrity import hash_tree
 from libs.sandbox.isolation import probe_isolation
 from libs.sandbox.limits import default_sandbox_policy
+from libs.workspace.data_windows import DataWindow
 from libs.workspace.snapshot import tree_digests
 from services.validator.checks import (
     CheckResult,
@@ -75,6 +76,8 @@ def validate_repair(
     diagnosed_invalid_by_column: Mapping[str, int] | None = None,
     same_window_reference: float | None = None,
     approved_invalid_total: int | None = None,
+    window: DataWindow | None = None,
+    require_predict: bool = False,
 ) -> ValidationReport:
     """Apply ``patch`` (unified diff text) to a fresh copy of ``candidate_dir`` and validate it step by step.
 
@@ -82,6 +85,8 @@ def validate_repair(
     data windows, the incident window's ``{"train": ..., "eval": ...}``); ``features_data`` is what the
     features command reads for the data check (default ``data_csv``); ``diagnosed_invalid_by_column`` are the
     invalid feature values the diagnosis counted per column (they must be gone; no column may have new ones).
+    ``window`` is the data window the evaluation re-runs on: with ``predict`` ModelGuard computes the metric
+    from its held-back labels; ``require_predict`` refuses a self-reported one.
     ``passed`` only when every check passed."""
     candidate_dir = Path(candidate_dir)
     placeholders = dict(evaluate_placeholders or {"data": str(Path(data_csv).resolve())})
@@ -102,7 +107,12 @@ def validate_repair(
                 ("compiles", lambda: check_compiles(workspace, changed, workspace_spec)),
                 ("targeted_tests", lambda: check_targeted_tests(workspace, changed, workspace_spec)),
                 ("tests", lambda: check_tests(workspace, workspace_spec)),
-                ("evaluation", lambda: check_evaluation(workspace, workspace_spec, placeholders)),
+                (
+                    "evaluation",
+                    lambda: check_evaluation(
+                        workspace, workspace_spec, placeholders, gate_policy, window, require_predict
+                    ),
+                ),
                 (
                     "invalid_values",
                     lambda: check_invalid_values(

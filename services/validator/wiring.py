@@ -43,6 +43,8 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 features_data=workspace.incident.eval,
                 same_window_reference=approved_code_on_incident(proposed),
                 approved_invalid_total=proposed.diagnosis.invalid_values.get("base"),
+                window=workspace.incident,
+                require_predict=policy.validation.require_predict,
             )
         return [validation_event(proposed, report)]
 

@@ -2,8 +2,8 @@
 
 Trees are ``BUNDLE/workspace/base|candidate``, windows ``BUNDLE/data/<window>/{train,eval}.csv``, the workspace
 config and gate come from ``bundle.yaml``, changes from ``datahub/changes.json`` and the context snapshot from
-``datahub/metadata.json`` (file provider). The four counterfactual metrics are measured by running the
-workspace's evaluate command on every (revision, window) pair, with ``{train}`` and ``{eval}`` filled in.
+``datahub/metadata.json`` (file provider). The diagnosis runs its evaluations (the four counterfactual pairs
+and the finer experiments) with a trial runner under the central policy's budget.
 """
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ import yaml
 
 from contracts.context_snapshot import ContextSnapshot
 from libs.datahub.file_provider import FileContextProvider
-from libs.workspace.argv_template import render_argv
-from libs.workspace.runner import run_command
 from services.diagnoser.inputs import (
-    CounterfactualMetrics,
     DataWindow,
     GateSpec,
     IncidentInputs,
     MetadataChangeRecord,
     WorkspaceConfig,
 )
+from services.diagnoser.thresholds import central_thresholds
+from services.diagnoser.trials.parallelism import trial_runner
 
 
 def load_bundle_spec(bundle: Path) -> dict[str, Any]:
@@ -36,10 +35,8 @@ def load_bundle_spec(bundle: Path) -> dict[str, Any]:
 def bundle_inputs(bundle: Path, *, fetched_at: str | None = None) -> IncidentInputs:
     bundle = Path(bundle).resolve()
     spec = load_bundle_spec(bundle)
-    workspace = workspace_config(spec["workspace"])
-    gate = GateSpec(
-        metric=spec["gate"]["metric"], direction=spec["gate"]["direction"], tolerance=float(spec["gate"]["tolerance"])
-    )
+    workspace = WorkspaceConfig.model_validate(spec["workspace"])
+    gate = GateSpec.model_validate(spec["gate"])
     base, candidate = bundle / "workspace" / "base", bundle / "workspace" / "candidate"
     approval, incident = window(bundle, "approval"), window(bundle, "incident")
     model = spec["model"]
@@ -50,55 +47,16 @@ def bundle_inputs(bundle: Path, *, fetched_at: str | None = None) -> IncidentInp
         incident=incident,
         workspace=workspace,
         gate=gate,
-        metrics=counterfactual_metrics(base, candidate, approval, incident, workspace, gate.metric),
+        trials=trial_runner(workspace, gate, central_thresholds()),
         context=context_snapshot(bundle, model["urn"], fetched_at),
         changes=change_records(bundle / "datahub" / "changes.json"),
         dataset_urn=model.get("dataset_urn"),
     )
 
 
-def workspace_config(section: dict[str, Any]) -> WorkspaceConfig:
-    def argv(name: str) -> tuple[str, ...] | None:
-        return tuple(section[name]) if section.get(name) else None
-
-    return WorkspaceConfig(
-        evaluate=tuple(section["evaluate"]),
-        label=section["label"],
-        feature_modules=tuple(section.get("feature_modules") or ()),
-        features=argv("features"),
-        tests=argv("tests"),
-        repair_paths=tuple(section.get("repair_paths") or ()),
-        categorical_defaults=dict(section.get("categorical_defaults") or {}),
-        null_fills=dict(section.get("null_fills") or {}),
-        timeout_s=float(section.get("timeout_s", 300)),
-    )
-
-
 def window(bundle: Path, name: str) -> DataWindow:
     folder = bundle / "data" / name
     return DataWindow(name=name, train=folder / "train.csv", eval=folder / "eval.csv")  # type: ignore[arg-type]
-
-
-def evaluate_metric(tree: Path, data: DataWindow, workspace: WorkspaceConfig, metric: str) -> float | None:
-    """The gate metric of ``tree`` trained on the window's train rows and scored on its eval rows."""
-    argv = render_argv(workspace.evaluate, {"train": str(data.train.resolve()), "eval": str(data.eval.resolve())})
-    result = run_command(argv, cwd=tree, timeout_s=workspace.timeout_s)
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    if not result.succeeded or not lines:
-        return None
-    value = json.loads(lines[-1]).get("metrics", {}).get(metric)
-    return float(value) if value is not None else None
-
-
-def counterfactual_metrics(
-    base: Path, candidate: Path, approval: DataWindow, incident: DataWindow, workspace: WorkspaceConfig, metric: str
-) -> CounterfactualMetrics:
-    return CounterfactualMetrics(
-        base_on_approval=evaluate_metric(base, approval, workspace, metric),
-        base_on_incident=evaluate_metric(base, incident, workspace, metric),
-        candidate_on_approval=evaluate_metric(candidate, approval, workspace, metric),
-        candidate_on_incident=evaluate_metric(candidate, incident, workspace, metric),
-    )
 
 
 def context_snapshot(bundle: Path, model_urn: str, fetched_at: str | None) -> ContextSnapshot | None:

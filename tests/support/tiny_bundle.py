@@ -35,6 +35,36 @@ hits = sum((feature(r) > threshold) == (r["label"] == "1") for r in scored)
 print(json.dumps({"metrics": {"accuracy": round(hits / len(scored), 6)}}))
 '''
 
+PREDICT = '''"""Learn a threshold on x from the training rows; write a score per row of the features file."""
+import argparse
+import csv
+
+from tiny.features import feature
+
+
+def rows(path):
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--train")
+parser.add_argument("--features")
+parser.add_argument("--output")
+args = parser.parse_args()
+train, scored = rows(args.train), rows(args.features)
+positives = [feature(r) for r in train if r["label"] == "1"]
+negatives = [feature(r) for r in train if r["label"] == "0"]
+threshold = (sum(positives) / len(positives) + sum(negatives) / len(negatives)) / 2
+with open(args.output, "w", newline="") as handle:
+    writer = csv.writer(handle)
+    writer.writerow(["row_id", "prediction"])
+    for r in scored:
+        writer.writerow([r["row_id"], int(feature(r) > threshold)])
+'''
+PREDICT_COMMAND = ["python", "predict.py", "--train", "{train}", "--features", "{features}", "--output", "{predictions}"]
+EVALUATE_COMMAND = ["python", "evaluate.py", "--train", "{train}", "--eval", "{eval}"]
+
 FEATURES = {
     "base": 'def feature(row):\n    return float(row["x"])\n',
     "candidate": 'def feature(row):\n    return -float(row["x"])\n',
@@ -52,15 +82,19 @@ def _window(path: Path, seed: int, rows: int = 200) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def make_tiny_bundle(root: Path, *, candidate: str = "candidate", name: str = "tiny-threshold") -> Path:
+def make_tiny_bundle(
+    root: Path, *, candidate: str = "candidate", name: str = "tiny-threshold", contract: str = "both"
+) -> Path:
     """``candidate`` picks the candidate's feature code: "candidate" (sign flipped: the gate fails) or
-    "harmless" (a refactor: the gate passes)."""
+    "harmless" (a refactor: the gate passes). ``contract``: "predict" (the referee computes the metric),
+    "evaluate" (self-reported) or "both" (the workspace declares both; ModelGuard uses predict)."""
     for revision, features in (("base", FEATURES["base"]), ("candidate", FEATURES[candidate])):
         tree = root / "workspace" / revision
         (tree / "tiny").mkdir(parents=True, exist_ok=True)
         (tree / "tiny" / "__init__.py").write_text("", encoding="utf-8")
         (tree / "tiny" / "features.py").write_text(features, encoding="utf-8")
         (tree / "evaluate.py").write_text(EVALUATE, encoding="utf-8")
+        (tree / "predict.py").write_text(PREDICT, encoding="utf-8")
     for window in ("approval", "incident"):  # the same rows in both windows: only the code differs
         for seed, file_name in enumerate(("train.csv", "eval.csv"), start=11):
             _window(root / "data" / window / file_name, seed)
@@ -70,7 +104,8 @@ def make_tiny_bundle(root: Path, *, candidate: str = "candidate", name: str = "t
         "model": {"urn": MODEL_URN, "repository": "acme/tiny-threshold"},
         "gate": {"metric": "accuracy", "direction": "higher_is_better", "tolerance": 0.02},
         "workspace": {
-            "evaluate": ["python", "evaluate.py", "--train", "{train}", "--eval", "{eval}"],
+            **({"predict": PREDICT_COMMAND} if contract in ("predict", "both") else {}),
+            **({"evaluate": EVALUATE_COMMAND} if contract in ("evaluate", "both") else {}),
             "feature_modules": ["tiny/features.py"],
             "label": "label",
             "repair_paths": ["tiny/*.py"],

@@ -1,0 +1,82 @@
+"""The evaluation rows as the workspace sees them: the label column removed, a ``row_id`` column added first.
+The labels stay with ModelGuard, keyed by the same row ids."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from libs.referee.metrics import Task
+
+ROW_ID = "row_id"
+MAX_EVALUATION_BYTES = 512 * 1024 * 1024
+
+
+class HeldOutError(ValueError):
+    """The evaluation rows cannot be split into features and labels (no label column, a clash, no rows)."""
+
+
+@dataclass(frozen=True)
+class HeldLabels:
+    """The labels of the evaluation rows, in row-id order (row ``i`` has id ``i``), as the CSV holds them."""
+
+    texts: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def as_targets(self, task: Task, positive_label: str) -> np.ndarray:
+        """0/1 per row for classification (1 where the label is ``positive_label``), numbers for regression."""
+        if task == "classification":
+            positive = _normalised(positive_label)
+            return np.array([int(_normalised(text) == positive) for text in self.texts], dtype=int)
+        try:
+            return np.array([float(text) for text in self.texts], dtype=float)
+        except ValueError as error:
+            raise HeldOutError(f"a regression metric needs numeric labels: {error}") from error
+
+
+def _normalised(text: str) -> str:
+    """Labels compare as text; ``1``, ``1.0`` and `` 1`` are the same class, so are ``True`` and ``true``."""
+    stripped = text.strip()
+    try:
+        number = float(stripped)
+    except ValueError:
+        return stripped.lower()
+    return repr(number)
+
+
+def write_features(evaluation_csv: Path, label: str, features_csv: Path) -> HeldLabels:
+    """Write ``evaluation_csv`` without its ``label`` column and with a first ``row_id`` column (0, 1, ...) to
+    ``features_csv``; return the labels. Every other cell is copied as its text, unchanged."""
+    if Path(evaluation_csv).stat().st_size > MAX_EVALUATION_BYTES:
+        raise HeldOutError(f"{evaluation_csv.name} is larger than {MAX_EVALUATION_BYTES} bytes")
+    text = Path(evaluation_csv).read_text(encoding="utf-8")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header:
+        raise HeldOutError(f"{evaluation_csv.name} has no header row")
+    if label not in header:
+        raise HeldOutError(f"{evaluation_csv.name} has no label column {label!r}")
+    if ROW_ID in header:
+        raise HeldOutError(f"{evaluation_csv.name} already has a column {ROW_ID!r}, the name ModelGuard adds")
+    position = header.index(label)
+    labels: list[str] = []
+    with Path(features_csv).open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow([ROW_ID, *(name for index, name in enumerate(header) if index != position)])
+        for number, row in enumerate(reader):
+            if len(row) != len(header):
+                raise HeldOutError(
+                    f"{evaluation_csv.name} row {number + 2} has {len(row)} cells, the header {len(header)}"
+                )
+            labels.append(row[position])
+            writer.writerow([number, *(cell for index, cell in enumerate(row) if index != position)])
+    if not labels:
+        raise HeldOutError(f"{evaluation_csv.name} has no rows")
+    Path(features_csv).chmod(0o644)
+    return HeldLabels(tuple(labels))

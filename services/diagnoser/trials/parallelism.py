@@ -1,0 +1,30 @@
+"""A trial runner for one diagnosis: the policy's budget, and as many evaluations at once as the policy allows and
+the CPUs this process may use."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from libs.policy import GatePolicy, WorkspacePolicy
+from services.diagnoser.thresholds import DiagnosisThresholds
+from services.diagnoser.trials.runner import TrialRunner
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def trial_runner(
+    workspace: WorkspacePolicy, gate: GatePolicy, thresholds: DiagnosisThresholds, scrub: tuple[Path, ...] = ()
+) -> TrialRunner:
+    return TrialRunner(
+        workspace=workspace,
+        gate=gate,
+        budget=thresholds.max_evaluations,
+        parallel=max(1, min(thresholds.max_parallel_evaluations, usable_cpus())),
+        scrub=scrub,
+    )

@@ -1,0 +1,69 @@
+"""With ``predict`` declared, the gate reads the referee's figures; the CI's claim is kept, never believed.
+The referee here is the real one: trees and data from a real artifact store, predictions in the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contracts.common import PolicyRef
+from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from libs.artifacts.store import LocalArtifactStore
+from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
+from libs.bundle.load import load_bundle
+from libs.policy import parse_policy
+from modelguard.reporter import evaluate_bundle
+from services.detector.handler import RefereeFailed, detect
+from services.detector.policy_catalog import LoadedPolicy
+from services.detector.referee import artifact_referee
+from tests.support.tiny_bundle import make_tiny_bundle
+
+
+def _reported(tmp_path: Path, candidate: str, claim: dict[str, float] | None = None):
+    bundle = load_bundle(make_tiny_bundle(tmp_path / "bundle", candidate=candidate, contract="predict"))
+    artifacts = LocalArtifactStore(tmp_path / "artifacts")
+    evaluation = evaluate_bundle(bundle.root, tmp_path / "ci", artifacts, "run-1", None)
+    if claim is not None:
+        evaluation = evaluation.model_copy(update={"baseline_metrics": claim, "candidate_metrics": claim})
+    raw = effective_policy_bytes(bundle, read_central_policy())
+    policy = LoadedPolicy(parse_policy(raw, "tiny"), raw, "tiny.yaml")
+    referee = artifact_referee(artifacts, tmp_path / "scratch")
+    store = lambda loaded: PolicyRef(name="tiny", artifact=artifacts.put(loaded.raw, "application/yaml"))  # noqa: E731
+    return evaluation, policy, store, referee
+
+
+def test_a_workspace_with_predict_claims_nothing_and_the_referee_finds_the_regression(tmp_path: Path) -> None:
+    evaluation, policy, store, referee = _reported(tmp_path, "candidate")
+    assert evaluation.baseline_metrics == evaluation.candidate_metrics == {}
+    event = detect(evaluation, policy, store, referee)
+    assert isinstance(event, RegressionDetected)
+    assert event.gate.metric_source == "referee"
+    assert event.gate.baseline > 0.8 > 0.2 > event.gate.candidate
+
+
+def test_a_claimed_pass_does_not_pass_a_regression(tmp_path: Path) -> None:
+    evaluation, policy, store, referee = _reported(tmp_path, "candidate", claim={"accuracy": 0.99})
+    event = detect(evaluation, policy, store, referee)
+    assert isinstance(event, RegressionDetected)
+    assert (event.gate.claimed_baseline, event.gate.claimed_candidate) == (0.99, 0.99)
+
+
+def test_a_harmless_change_passes_on_the_referee_s_figures(tmp_path: Path) -> None:
+    evaluation, policy, store, referee = _reported(tmp_path, "harmless")
+    assert isinstance(detect(evaluation, policy, store, referee), EvaluationPassed)
+
+
+def test_without_a_referee_a_predict_workspace_is_refused(tmp_path: Path) -> None:
+    evaluation, policy, store, _ = _reported(tmp_path, "candidate")
+    with pytest.raises(RefereeFailed, match="no referee"):
+        detect(evaluation, policy, store, None)
+
+
+def test_a_revision_whose_predict_fails_is_a_referee_failure_with_its_reason(tmp_path: Path) -> None:
+    evaluation, policy, store, referee = _reported(tmp_path, "candidate")
+    broken = evaluation.model_copy(
+        update={"workspace": evaluation.workspace.model_copy(update={"candidate_snapshot": evaluation.workspace.data})}
+    )
+    with pytest.raises(RefereeFailed, match="candidate revision could not be refereed"):
+        detect(broken, policy, store, referee)

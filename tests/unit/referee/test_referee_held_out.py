@@ -1,0 +1,48 @@
+"""The workspace gets the evaluation rows without their labels; ModelGuard keeps the labels by row id."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from libs.referee.held_out import HeldOutError, write_features
+
+
+def _csv(path: Path, rows: list[list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    return path
+
+
+def test_the_label_column_is_removed_and_a_row_id_added(tmp_path: Path) -> None:
+    source = _csv(tmp_path / "eval.csv", [["amount", "churned", "plan"], ["1,5", "1", "a b"], ["2", "0", ""]])
+    held = write_features(source, "churned", tmp_path / "features.csv")
+    with (tmp_path / "features.csv").open(newline="", encoding="utf-8") as handle:
+        assert list(csv.reader(handle)) == [["row_id", "amount", "plan"], ["0", "1,5", "a b"], ["1", "2", ""]]
+    assert held.texts == ("1", "0")
+    assert "churned" not in (tmp_path / "features.csv").read_text()
+
+
+def test_labels_compare_as_text_with_numbers_and_booleans_normalised(tmp_path: Path) -> None:
+    source = _csv(tmp_path / "eval.csv", [["y"], ["1.0"], [" 1"], ["0"], ["True"], ["yes"]])
+    held = write_features(source, "y", tmp_path / "f.csv")
+    assert held.as_targets("classification", "1").tolist() == [1, 1, 0, 0, 0]
+    assert held.as_targets("classification", "true").tolist() == [0, 0, 0, 1, 0]
+    with pytest.raises(HeldOutError, match="numeric labels"):
+        held.as_targets("regression", "1")
+
+
+@pytest.mark.parametrize(
+    ("rows", "why"),
+    [
+        ([["a", "b"], ["1", "2"]], "no label column 'y'"),
+        ([["row_id", "y"], ["1", "2"]], "already has a column 'row_id'"),
+        ([["a", "y"]], "no rows"),
+        ([["a", "y"], ["1"]], "row 2 has 1 cells"),
+    ],
+)
+def test_rows_that_cannot_be_split_are_refused(tmp_path: Path, rows: list[list[str]], why: str) -> None:
+    with pytest.raises(HeldOutError, match=why):
+        write_features(_csv(tmp_path / "eval.csv", rows), "y", tmp_path / "f.csv")

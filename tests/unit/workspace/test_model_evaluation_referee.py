@@ -1,0 +1,85 @@
+"""The referee on a real (tiny) workspace, run in the sandbox: ModelGuard computes the metric from the
+predictions; whatever the workspace prints, or tries with the labels, does not move it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from libs.bundle.load import load_bundle
+from libs.workspace.commands import WorkspaceCommandFailed
+from libs.workspace.data_windows import DataWindow
+from libs.workspace.model_evaluation import evaluate_model
+from tests.support.tiny_bundle import make_tiny_bundle
+
+FAKE_VERDICT = '''import json, sys
+print(json.dumps({"metrics": {"accuracy": 0.99}}))
+with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
+    out.write("row_id,prediction\\n")
+    for line in list(open(sys.argv[sys.argv.index("--features") + 1]))[1:]:
+        out.write(line.split(",")[0] + ",0\\n")
+'''
+READS_THE_LABEL = '''import csv, sys
+rows = list(csv.DictReader(open(sys.argv[sys.argv.index("--features") + 1])))
+with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
+    out.write("row_id,prediction\\n")
+    for r in rows:
+        out.write(f"{r['row_id']},{r['label']}\\n")
+'''
+EXTRA_COLUMN = '''import sys
+with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
+    out.write("row_id,prediction,note\\n0,1,secret\\n")
+'''
+
+
+def _bundle(tmp_path: Path, contract: str = "predict"):
+    return load_bundle(make_tiny_bundle(tmp_path / "bundle", contract=contract))
+
+
+def _window(bundle, name: str) -> DataWindow:
+    return DataWindow(name=name, train=bundle.window_file(name, "train.csv"), eval=bundle.window_file(name, "eval.csv"))
+
+
+def test_the_referee_scores_the_predictions_against_the_labels_it_kept(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    spec = bundle.spec
+    base = evaluate_model(bundle.tree("base"), _window(bundle, "incident"), spec.workspace, spec.gate)
+    candidate = evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), spec.workspace, spec.gate)
+    assert base.source == candidate.source == "referee"
+    assert base.metrics["accuracy"] > 0.8 > 0.2 > candidate.metrics["accuracy"]
+    assert base.scored is not None and len(base.scored.labels) == 200
+    assert base.scored.gate_metric(spec.gate) == base.metrics["accuracy"]
+
+
+def test_a_workspace_that_prints_its_own_verdict_gets_the_referee_s(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    (bundle.tree("candidate") / "predict.py").write_text(FAKE_VERDICT, encoding="utf-8")
+    result = evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate)
+    assert result.metrics["accuracy"] < 0.7  # all-negative predictions on balanced rows, not the printed 0.99
+
+
+def test_the_workspace_never_sees_the_label_column(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    (bundle.tree("candidate") / "predict.py").write_text(READS_THE_LABEL, encoding="utf-8")
+    with pytest.raises(WorkspaceCommandFailed, match="KeyError: 'label'"):
+        evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate)
+
+
+def test_predictions_that_break_the_contract_fail_the_run(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    (bundle.tree("candidate") / "predict.py").write_text(EXTRA_COLUMN, encoding="utf-8")
+    with pytest.raises(WorkspaceCommandFailed, match="unreadable predictions: the header must be row_id,prediction"):
+        evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate)
+
+
+def test_a_self_reported_metric_says_so_and_may_hold_only_the_gate_metric(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path, contract="evaluate")
+    result = evaluate_model(bundle.tree("base"), _window(bundle, "approval"), bundle.spec.workspace, bundle.spec.gate)
+    assert result.source == "self_reported" and result.scored is None
+    (bundle.tree("base") / "evaluate.py").write_text(
+        'import json\nprint(json.dumps({"metrics": {"accuracy": 0.9, "root:$6$secret": 1.0}}))\n', encoding="utf-8"
+    )
+    with pytest.raises(WorkspaceCommandFailed, match="1 undeclared metric name") as raised:
+        evaluate_model(bundle.tree("base"), _window(bundle, "approval"), bundle.spec.workspace, bundle.spec.gate)
+    assert "secret" not in str(raised.value).split("stderr tail")[0]
