@@ -36,7 +36,7 @@ live-verify: $(STAMP)
 	$(PY) -m modelguard.live_verify
 
 bench: $(STAMP)
-	$(PY) -m modelguard bench diagnosis fixtures/scenarios
+	$(PY) -m modelguard bench diagnosis fixtures/scenarios fixtures/repos
 	$(PY) -m modelguard bench pipeline
 	$(PY) -m services.context.upstream_risk_bench
 

@@ -113,7 +113,7 @@ class ModelPolicy(BaseModel):
     validated by the phase that reads it; the whole document is stored by digest with every incident.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "default"
     applies_to: list[str] = Field(default_factory=lambda: ["*"])

@@ -1,15 +1,19 @@
-"""`modelguard bench diagnosis DIR`: run `investigate` on every bundle in DIR and score it against the
-bundle's expected.json (read here only, never by the pipeline): hypothesis top-1 and top-3 accuracy,
-outcome accuracy, abstention precision and recall, repairs and their sizes, wall time per bundle."""
+"""`modelguard bench diagnosis DIR...`: run `investigate` on every bundle of each folder (a "source": the seeded
+generator's suite, the hand-made repositories) and score it against the bundle's expected.json (read here only,
+never by the pipeline): hypothesis top-1 and top-3 accuracy, outcome accuracy, abstention precision and recall,
+validated repairs where none is right, repairs and their sizes, evaluations per incident and the diagnosis's
+wall time. Each source is scored apart, then all together."""
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +40,20 @@ class BundleResult:
     seconds: float
     validation_seconds: float | None = None
     error: str | None = None
+    source: str = ""
+    expected_strategy: str | None = None
+    diagnosis_seconds: float | None = None
+    evaluations: dict[str, int] | None = None
+    """Model evaluations each phase ran (ci, detector, diagnoser, validator), from the signed events."""
+
+    @property
+    def total_evaluations(self) -> int | None:
+        return sum(self.evaluations.values()) if self.evaluations is not None else None
+
+    @property
+    def wrongly_repaired(self) -> bool:
+        """A validated repair where the right answer is none: a data cause, generated code, an abstention."""
+        return self.outcome == "repair_validated" and self.expected_outcome != "repair_validated"
 
     @property
     def outcome_right(self) -> bool:
@@ -52,9 +70,9 @@ class BundleResult:
         return self.expected_hypothesis in self.ranked[:3]
 
 
-def investigate_bundle(bundle: Path, scratch: Path) -> BundleResult:
+def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleResult:
     expected = _expected(bundle)
-    out = scratch / bundle.name
+    out = scratch / source.replace("/", "_") / bundle.name
     env = {k: v for k, v in os.environ.items() if k != "MODELGUARD_HOME"}
     started = time.monotonic()
     completed = subprocess.run(
@@ -71,7 +89,7 @@ def investigate_bundle(bundle: Path, scratch: Path) -> BundleResult:
         tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         return BundleResult(
             bundle.name, expected.get("outcome"), expected.get("hypothesis"), None, None, [],
-            completed.returncode, False, None, None, seconds, error=tail[:300],
+            completed.returncode, False, None, None, seconds, error=tail[:300], source=source,
         )  # fmt: skip
     summary = json.loads(summary_path.read_text())
     diagnosis = summary.get("diagnosis") or {}
@@ -89,18 +107,61 @@ def investigate_bundle(bundle: Path, scratch: Path) -> BundleResult:
         repair_lines=repair.get("lines"),
         seconds=round(seconds, 2),
         validation_seconds=validation_seconds(out / "events"),
+        source=source,
+        expected_strategy=expected.get("repair_strategy"),
+        diagnosis_seconds=phase_seconds(
+            out / "events", "ContextCollected", ("DiagnosisCompleted", "DiagnosisAbstained")
+        ),
+        evaluations=evaluations_by_phase(out / "events"),
     )
+
+
+def _events(events_dir: Path) -> dict[str, dict[str, Any]]:
+    """Each event type's last event of the run (the signed envelope's ``event``)."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(events_dir.glob("*.json")):
+        event = json.loads(path.read_text())["event"]
+        found[event["meta"]["event_type"]] = event
+    return found
+
+
+def phase_seconds(events_dir: Path, start: str, ends: tuple[str, ...]) -> float | None:
+    """From the ``start`` event to the first of ``ends``, as the signed events record them."""
+    events = _events(events_dir)
+    end = next((events[name] for name in ends if name in events), None)
+    if start not in events or end is None:
+        return None
+    began = datetime.fromisoformat(events[start]["meta"]["occurred_at"])
+    return round((datetime.fromisoformat(end["meta"]["occurred_at"]) - began).total_seconds(), 2)
 
 
 def validation_seconds(events_dir: Path) -> float | None:
     """From the proposal to the validator's verdict, as the signed events record it."""
-    times: dict[str, datetime] = {}
-    for path in sorted(events_dir.glob("*.json")):
-        meta = json.loads(path.read_text())["event"]["meta"]
-        times[meta["event_type"]] = datetime.fromisoformat(meta["occurred_at"])
-    verdict = times.get("RepairValidated") or times.get("ValidationFailed")
-    proposed = times.get("RepairProposed")
-    return round((verdict - proposed).total_seconds(), 2) if verdict and proposed else None
+    return phase_seconds(events_dir, "RepairProposed", ("RepairValidated", "ValidationFailed"))
+
+
+def evaluations_by_phase(events_dir: Path) -> dict[str, int]:
+    """How many model evaluations each phase ran, as its event says: the CI's two self-reported runs (when it
+    reported figures), the detector's two referee runs, the diagnosis's own count, the validator's re-run."""
+    events = _events(events_dir)
+    reported = events.get("EvaluationReported", {}).get("payload", {})
+    gate = next((e["payload"]["gate"] for name, e in events.items() if name in GATE_EVENTS), {})
+    diagnosis = next(
+        (events[name]["payload"]["report"] for name in ("DiagnosisCompleted", "DiagnosisAbstained") if name in events),
+        {},
+    )
+    validation = next((events[name]["payload"]["validation"] for name in VALIDATION_EVENTS if name in events), None)
+    ran = [c for c in (validation or {}).get("checks", []) if c["name"] == "evaluation"]
+    return {
+        "ci": 2 if reported.get("baseline_metrics") and gate.get("metric_source") != "referee" else 0,
+        "detector": 2 if gate.get("metric_source") == "referee" else 0,
+        "diagnoser": int(diagnosis.get("evaluations") or 0),
+        "validator": int(bool(ran) and ran[0]["values"].get("status") in ("passed", "failed")),
+    }
+
+
+GATE_EVENTS = ("RegressionDetected", "EvaluationPassed")
+VALIDATION_EVENTS = ("RepairValidated", "ValidationFailed")
 
 
 def _expected(bundle: Path) -> dict[str, Any]:
@@ -127,42 +188,68 @@ def score(results: list[BundleResult]) -> dict[str, Any]:
         "repairs_withheld": sum(r.outcome in ("repair_withheld", "validation_failed") for r in scored),
         "lines_per_repair": [r.repair_lines for r in repairs],
         "validation_seconds_per_repair": [r.validation_seconds for r in repairs],
+        "validated_where_none_is_right": [r.bundle for r in scored if r.wrongly_repaired],
         "exit_codes_match": all(r.exit_code_matches for r in results if r.error is None),
         "errors": sum(r.error is not None for r in results),
         "seconds_per_bundle": [r.seconds for r in results],
+        "evaluations_per_incident": _mean([r.total_evaluations for r in results]),
+        "diagnosis_evaluations_per_incident": _mean([(r.evaluations or {}).get("diagnoser") for r in results]),
+        "median_diagnosis_seconds": _median([r.diagnosis_seconds for r in results]),
     }
+
+
+def _mean(values: list[int | float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.fmean(known), 2) if known else None
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.median(known), 2) if known else None
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def run_diagnosis_bench(folder: Path, as_json: bool) -> int:
-    bundles = [path for path in sorted(Path(folder).iterdir()) if is_bundle(path)]
-    if not bundles:
-        print(f"no bundles (folders with bundle.yaml) in {folder}", file=sys.stderr)
+def run_diagnosis_bench(folders: Sequence[Path], as_json: bool) -> int:
+    sources = {str(folder): [path for path in sorted(Path(folder).iterdir()) if is_bundle(path)] for folder in folders}
+    if not any(sources.values()):
+        print(f"no bundles (folders with bundle.yaml) in {', '.join(map(str, folders))}", file=sys.stderr)
         return 1
-    results = []
+    results: list[BundleResult] = []
     with tempfile.TemporaryDirectory(prefix="modelguard-bench-diagnosis-") as scratch:
-        for bundle in bundles:
-            result = investigate_bundle(bundle, Path(scratch))
-            results.append(result)
-            if not as_json:
-                print(_line(result), flush=True)
-    figures = score(results)
+        for source, bundles in sources.items():
+            for bundle in bundles:
+                result = investigate_bundle(bundle, Path(scratch), source)
+                results.append(result)
+                if not as_json:
+                    print(_line(result), flush=True)
+    by_source = {source: score([r for r in results if r.source == source]) for source in sources if sources[source]}
+    together = score(results)
     if as_json:
-        print(json.dumps({"summary": figures, "bundles": [asdict(r) for r in results]}, indent=2))
+        document = {"sources": by_source, "summary": together, "bundles": [asdict(r) for r in results]}
+        print(json.dumps(document, indent=2))
     else:
-        print(
-            f"\n{figures['scored']} scored bundles: top-1 {figures['top1_accuracy']}, "
-            f"top-3 {figures['top3_accuracy']}, outcome {figures['outcome_accuracy']}, "
-            f"abstention precision {figures['abstention_precision']} recall {figures['abstention_recall']}; "
-            f"repairs proposed {figures['repairs_proposed']}, validated {figures['repairs_validated']}, "
-            f"withheld {figures['repairs_withheld']}, lines {figures['lines_per_repair']}, "
-            f"validation seconds {figures['validation_seconds_per_repair']}; "
-            f"errors {figures['errors']}"
-        )
-    return 0 if figures["errors"] == 0 else 1
+        for source, figures in by_source.items():
+            print(f"\n{source}: {_summary_line(figures)}")
+        if len(by_source) > 1:
+            print(f"\nall sources: {_summary_line(together)}")
+    return 0 if together["errors"] == 0 else 1
+
+
+def _summary_line(figures: dict[str, Any]) -> str:
+    return (
+        f"{figures['scored']} scored bundles: top-1 {figures['top1_accuracy']}, "
+        f"top-3 {figures['top3_accuracy']}, outcome {figures['outcome_accuracy']}, "
+        f"abstention precision {figures['abstention_precision']} recall {figures['abstention_recall']}; "
+        f"validated where none is right {figures['validated_where_none_is_right'] or 'none'}; "
+        f"repairs proposed {figures['repairs_proposed']}, validated {figures['repairs_validated']}, "
+        f"withheld {figures['repairs_withheld']}, lines {figures['lines_per_repair']}; "
+        f"evaluations per incident {figures['evaluations_per_incident']} "
+        f"(diagnosis {figures['diagnosis_evaluations_per_incident']}), "
+        f"median diagnosis {figures['median_diagnosis_seconds']} s; errors {figures['errors']}"
+    )
 
 
 def _line(r: BundleResult) -> str:
@@ -174,4 +261,5 @@ def _line(r: BundleResult) -> str:
         else ""
     )
     expected = f"{r.expected_outcome}/{r.expected_hypothesis}"
-    return f"{mark} {r.bundle:34} expected {expected}  got {got}{repair}  {r.seconds:.1f}s"
+    runs = f" {r.total_evaluations} evaluations, diagnosis {r.diagnosis_seconds}s" if r.evaluations else ""
+    return f"{mark} {r.bundle:34} expected {expected}  got {got}{repair}  {r.seconds:.1f}s{runs}"

@@ -169,14 +169,18 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out))
 
 
+DIAGNOSIS_SOURCES = ("fixtures/scenarios", "fixtures/repos")
+
+
 def _bench(args: argparse.Namespace) -> int:
     if args.target == "diagnosis":
         from modelguard.bench_diagnosis import run_diagnosis_bench
 
-        folder = Path(args.folder or "fixtures/scenarios")
-        if not folder.is_dir():
-            raise CliError(f"{folder} is not a folder of bundles")
-        return run_diagnosis_bench(folder, args.json)
+        folders = [Path(folder) for folder in (args.folder or DIAGNOSIS_SOURCES)]
+        for folder in folders:
+            if not folder.is_dir():
+                raise CliError(f"{folder} is not a folder of bundles")
+        return run_diagnosis_bench(folders, args.json)
     from modelguard.bench import run_bench
 
     return run_bench(args.incidents)
@@ -346,7 +350,12 @@ def parser() -> argparse.ArgumentParser:
         "bench", help="pipeline: synthetic incidents through the stack; diagnosis DIR: accuracy over bundles"
     )
     bench.add_argument("target", nargs="?", choices=["pipeline", "diagnosis"], default="pipeline")
-    bench.add_argument("folder", nargs="?", help="with diagnosis: the folder of bundles (default fixtures/scenarios)")
+    bench.add_argument(
+        "folder",
+        nargs="*",
+        help="with diagnosis: folders of bundles, each scored apart and together "
+        "(default fixtures/scenarios fixtures/repos)",
+    )
     bench.add_argument("--incidents", type=int, default=20, help="with pipeline: how many incidents")
     bench.add_argument("--json", action="store_true", help="with diagnosis: machine-readable figures")
     bench.set_defaults(run=_bench)

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from contracts.catalogue import CauseLocation, Hypothesis
 from contracts.common import Frozen, IncidentState
 
 
@@ -20,12 +21,15 @@ class EvidenceItem(Frozen):
 
 
 class RankedHypothesis(Frozen):
-    name: str
+    name: Hypothesis
     score: float = Field(ge=0, le=1)
     confidence: str
     supporting: list[str]
     counter: list[str]
     explanation: str
+    measured_share: float | None = Field(
+        default=None, ge=0, le=1, description="share of the hypothesis's support weight that could be measured"
+    )
 
 
 class Suspect(Frozen):
@@ -37,6 +41,33 @@ class Suspect(Frozen):
 class ColumnRename(Frozen):
     old: str
     new: str
+
+
+class ChangeRef(Frozen):
+    """One unit of the candidate's change that carries the drop (change isolation): a file and, for an edit,
+    the definitions it touches and its line ranges in the base revision."""
+
+    path: str
+    kind: str = Field(description="edit, file_added, file_removed or file_replaced")
+    anchors: list[str] = Field(default_factory=list, description="functions, methods or statements it touches")
+    base_lines: list[list[int]] = Field(default_factory=list, description="[first, last] base lines per hunk")
+
+
+class GeneratedFileRef(Frozen):
+    path: str
+    reason: str = Field(description="how it was recognised as generated: a header, .gitattributes, a policy glob")
+    generator: str | None = None
+
+
+class ExperimentRun(Frozen):
+    """One evaluation the diagnosis ran (or reused from its cache): what it measured and what it gave. No
+    timings: the report is recomputed by audits and compared by digest."""
+
+    name: str
+    metric: float | None
+    cached: bool
+    failure: str | None = None
+    content_digest: str = Field(description="sha256 of the tree's files and the window's two files")
 
 
 class RepairHints(Frozen):
@@ -59,6 +90,12 @@ class RepairHints(Frozen):
     )
     null_columns: list[str] = Field(default_factory=list, description="columns whose nulls rose (null_guard)")
     read_columns: list[str] = Field(default_factory=list, description="source columns the model's code reads")
+    isolated_changes: list[ChangeRef] = Field(
+        default_factory=list, description="the smallest part of the change that carries the drop (revert_change)"
+    )
+    generated_files: list[GeneratedFileRef] = Field(
+        default_factory=list, description="changed files on the cause's path that are generated code (never edited)"
+    )
 
 
 class DeploymentRef(Frozen):
@@ -85,15 +122,20 @@ class DiagnosisReport(Frozen):
     counterfactual: dict[str, float | None] = Field(
         default_factory=dict, description="the gate metric per (revision, window): base_on_approval, ..."
     )
-    cause_location: str | None = Field(default=None, description='"code" or "data" for the named cause')
+    cause_location: CauseLocation | None = Field(default=None, description='"code" or "data" for the named cause')
     context_digest: str
     markdown: str = Field(default="", description="the report for a reviewer: verdict, evidence, runners-up")
     context_summary: ContextSummary = Field(default_factory=ContextSummary)
+    runs: list[ExperimentRun] = Field(default_factory=list, description="every evaluation the diagnosis ran")
+    evaluations: int | None = Field(default=None, ge=0, description="evaluations executed (cache hits excluded)")
+    metric_source: str | None = Field(
+        default=None, description='"referee" (ModelGuard computed the metric) or "self_reported"'
+    )
 
 
 class DiagnosisCompleted(IncidentState):
     report: DiagnosisReport
-    hypothesis: str
+    hypothesis: Hypothesis
     confidence: float = Field(ge=0, le=1)
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.common import ArtifactRef, Frozen, IncidentState
 from contracts.events.diagnosis import DiagnosisReport
 
 
 class PatchSummary(Frozen):
-    strategy: str
+    strategy: RepairStrategy
     files: list[str]
     added_lines: int = Field(ge=0)
     removed_lines: int = Field(ge=0)
@@ -19,14 +20,14 @@ class PatchSummary(Frozen):
 
 class RepairProposed(IncidentState):
     diagnosis: DiagnosisReport
-    hypothesis: str
+    hypothesis: Hypothesis
     confidence: float
     patch: PatchSummary
 
 
 class RepairWithheld(IncidentState):
     diagnosis: DiagnosisReport
-    hypothesis: str | None
+    hypothesis: Hypothesis | None
     reason: str
     violations: list[str] = Field(default_factory=list)
     reason_code: str | None = Field(

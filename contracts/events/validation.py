@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from contracts.catalogue import Hypothesis
 from contracts.common import Frozen, IncidentState
 from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.repair import PatchSummary
@@ -28,7 +29,7 @@ class ValidationReport(Frozen):
 
 class RepairValidated(IncidentState):
     diagnosis: DiagnosisReport
-    hypothesis: str
+    hypothesis: Hypothesis
     confidence: float
     patch: PatchSummary
     validation: ValidationReport
@@ -36,7 +37,7 @@ class RepairValidated(IncidentState):
 
 class ValidationFailed(IncidentState):
     diagnosis: DiagnosisReport
-    hypothesis: str
+    hypothesis: Hypothesis
     confidence: float
     patch: PatchSummary
     validation: ValidationReport

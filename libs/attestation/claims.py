@@ -67,7 +67,17 @@ def _revisions(r: SourceRevisions) -> str:
 
 def _gate(g: GateClaim) -> str:
     verdict = "regressed" if g.regressed else "held"
-    return f"gate {g.metric} {g.baseline:.4f} -> {g.candidate:.4f} (tolerance {g.tolerance}, {g.direction}): {verdict}"
+    source = METRIC_SOURCE.get(g.metric_source, g.metric_source)
+    return (
+        f"gate {g.metric} {g.baseline:.4f} -> {g.candidate:.4f} (tolerance {g.tolerance}, {g.direction}): {verdict}; "
+        f"{source}"
+    )
+
+
+METRIC_SOURCE = {
+    "referee": "metric computed by ModelGuard from the predictions against the labels it kept back",
+    "self_reported": "self-reported metric: printed by the workspace's own evaluation, not computed by ModelGuard",
+}
 
 
 def _validation(v: ValidationClaim, gate: GateClaim | None) -> str:

@@ -59,6 +59,11 @@ class GateClaim(_Claim):
     candidate: float
     delta: float
     regressed: bool
+    metric_source: str = "self_reported"
+    """``referee``: ModelGuard computed both figures from the workspace's predictions and labels it kept back;
+    ``self_reported``: the workspace's own evaluation printed them."""
+    claimed_baseline: float | None = None
+    claimed_candidate: float | None = None
 
 
 class DiagnosisClaim(_Claim):

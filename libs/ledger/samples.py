@@ -98,7 +98,7 @@ def _report() -> DiagnosisReport:
         ],
         hypotheses=[
             RankedHypothesis(
-                name="feature_transform_regression",
+                name="feature_transformation",
                 score=0.82,
                 confidence="high",
                 supporting=["ev-1", "ev-2"],
@@ -122,7 +122,7 @@ def _report() -> DiagnosisReport:
 
 def _patch() -> PatchSummary:
     return PatchSummary(
-        strategy="restore_clip",
+        strategy="guarded_division",
         files=["features.py"],
         added_lines=1,
         removed_lines=0,
@@ -195,7 +195,7 @@ def repaired_incident(
     _detect(chain, run_id, MODEL_URN, 0.91, 0.84)
     workspace, gate, report, patch = _workspace(MODEL_URN), _gate(0.91, 0.84), _report(), _patch()
     common = {"run_id": run_id, "workspace": workspace, "policy": _POLICY, "gate": gate}
-    hypothesis = {"hypothesis": "feature_transform_regression", "confidence": 0.82}
+    hypothesis = {"hypothesis": "feature_transformation", "confidence": 0.82}
     chain.add("diagnoser", DiagnosisCompleted(**common, report=report, **hypothesis))
     chain.add("repairer", RepairProposed(**common, diagnosis=report, **hypothesis, patch=patch))
     validation = ValidationReport(

@@ -32,15 +32,15 @@ class HeldLabels:
     def as_targets(self, task: Task, positive_label: str) -> np.ndarray:
         """0/1 per row for classification (1 where the label is ``positive_label``), numbers for regression."""
         if task == "classification":
-            positive = _normalised(positive_label)
-            return np.array([int(_normalised(text) == positive) for text in self.texts], dtype=int)
+            positive = normalised_label(positive_label)
+            return np.array([int(normalised_label(text) == positive) for text in self.texts], dtype=int)
         try:
             return np.array([float(text) for text in self.texts], dtype=float)
         except ValueError as error:
             raise HeldOutError(f"a regression metric needs numeric labels: {error}") from error
 
 
-def _normalised(text: str) -> str:
+def normalised_label(text: str) -> str:
     """Labels compare as text; ``1``, ``1.0`` and `` 1`` are the same class, so are ``True`` and ``true``."""
     stripped = text.strip()
     try:

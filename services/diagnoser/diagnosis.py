@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from contracts.events.diagnosis import RepairHints
+from contracts.events.diagnosis import ExperimentRun, RepairHints
 from services.diagnoser.catalogue.decision import CauseLocation, Decision, decide
 from services.diagnoser.catalogue.facts import Facts, read_facts, unmeasured_facts
 from services.diagnoser.catalogue.scoring import ScoredHypothesis, rank_hypotheses
@@ -44,12 +44,21 @@ class IncidentDiagnosis(BaseModel):
     hypotheses: tuple[ScoredHypothesis, ...]
     evidence: tuple[Evidence, ...]
     thresholds: DiagnosisThresholds
+    runs: tuple[ExperimentRun, ...] = ()
+    """Every evaluation the diagnosis ran or took from its cache, in order."""
+    evaluations: int | None = None
+    metric_source: str | None = None
 
 
-def diagnose_inputs(inputs: IncidentInputs, thresholds: Mapping[str, Any] | DiagnosisThresholds) -> IncidentDiagnosis:
-    """``thresholds`` is the central policy's ``diagnosis`` section (every threshold required)."""
+def diagnose_inputs(
+    inputs: IncidentInputs,
+    thresholds: Mapping[str, Any] | DiagnosisThresholds,
+    generated_globs: tuple[str, ...] = (),
+) -> IncidentDiagnosis:
+    """``thresholds`` is the central policy's ``diagnosis`` section (every threshold required);
+    ``generated_globs`` its ``repair.generated_paths``."""
     policy = thresholds if isinstance(thresholds, DiagnosisThresholds) else thresholds_from(thresholds)
-    collected = collect_incident_evidence(inputs, policy)
+    collected = collect_incident_evidence(inputs, policy, generated_globs)
     facts = read_facts(list(collected.evidence))
     ranked = rank_hypotheses(facts, unmeasured=unmeasured_facts(list(collected.evidence)))
     decision = decide(ranked, facts, policy)
@@ -86,4 +95,16 @@ def _outcome(
         hypotheses=tuple(ranked),
         evidence=collected.evidence,
         thresholds=policy,
+        runs=tuple(
+            ExperimentRun(
+                name=run.name,
+                metric=run.metric,
+                cached=run.cached,
+                failure=run.failure,
+                content_digest=run.content_digest,
+            )
+            for run in (inputs.trials.records if inputs.trials is not None else ())
+        ),
+        evaluations=inputs.trials.evaluations if inputs.trials is not None else None,
+        metric_source=inputs.trials.metric_source if inputs.trials is not None else None,
     )

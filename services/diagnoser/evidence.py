@@ -19,6 +19,7 @@ EVIDENCE_ID_LENGTH = 16
 class EvidenceKind(StrEnum):
     COUNTERFACTUAL = "evaluation.counterfactual_attribution"
     CODE_CHANGE = "code.change"
+    CHANGE_ISOLATION = "code.change_isolation"
     CONFIG_CHANGE = "code.config_change"
     FEATURE_RECOMPUTATION = "data.feature_recomputation"
     FEATURE_DRIFT = "data.feature_drift"
@@ -29,6 +30,7 @@ class EvidenceKind(StrEnum):
     SOURCE_QUALITY = "data.source_quality"
     SOURCE_DRIFT = "data.source_drift"
     LABEL_SHIFT = "data.label_shift"
+    DATA_INTERVENTIONS = "data.interventions"
     SCHEMA_HISTORY = "metadata.schema_history"
     ASSERTIONS = "metadata.assertions"
     DATASET_PROFILES = "metadata.dataset_profiles"

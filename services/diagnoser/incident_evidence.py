@@ -5,16 +5,21 @@ and what DataHub logged. The order of the list is stable."""
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from libs.workspace.generated_code import GeneratedFile, generated_files
 from services.diagnoser.code_diff import diff_trees
 from services.diagnoser.evidence import Evidence
+from services.diagnoser.experiments.change_experiment import ChangeIsolation, isolate_change
+from services.diagnoser.experiments.data_experiment import DataLocalisation, localise_data_fault
 from services.diagnoser.extractors.assertions import assertions_evidence
+from services.diagnoser.extractors.change_isolation import change_isolation_evidence, change_isolation_unavailable
 from services.diagnoser.extractors.change_timing import change_timing_evidence, regression_time_ms
 from services.diagnoser.extractors.code_change import code_change_evidence
 from services.diagnoser.extractors.config_change import config_change_evidence
 from services.diagnoser.extractors.counterfactual import counterfactual_evidence
+from services.diagnoser.extractors.data_interventions import data_interventions_evidence, data_interventions_unavailable
 from services.diagnoser.extractors.dataset_profiles import dataset_profiles_evidence
 from services.diagnoser.extractors.feature_drift import feature_drift_evidence
 from services.diagnoser.extractors.feature_recomputation import feature_recomputation_evidence
@@ -40,26 +45,128 @@ class IncidentEvidence:
     evidence: tuple[Evidence, ...]
     feature_files: tuple[str, ...]
     metrics: CounterfactualMetrics
+    isolation: ChangeIsolation | None = None
+    localisation: DataLocalisation | None = None
+    generated: dict[str, GeneratedFile] = field(default_factory=dict)
+    """Changed files that are generated code (header markers, ``.gitattributes``, the policy's globs)."""
 
     def first(self, kind: str) -> Evidence | None:
         return next((item for item in self.evidence if item.kind == kind), None)
 
 
-def collect_incident_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> IncidentEvidence:
+def collect_incident_evidence(
+    inputs: IncidentInputs, thresholds: DiagnosisThresholds, generated_globs: tuple[str, ...] = ()
+) -> IncidentEvidence:
+    """``generated_globs``: the central policy's ``repair.generated_paths``."""
     base, candidate, workspace = Path(inputs.base_dir), Path(inputs.candidate_dir), inputs.workspace
     diff = diff_trees(base, candidate)
     changed = diff.changed_paths()
     on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
+    generated = {
+        **generated_files(base, changed, generated_globs),
+        **generated_files(candidate, changed, generated_globs),
+    }
     metrics = counterfactual_metrics(inputs)
+    counterfactual = counterfactual_evidence(metrics, inputs.gate)
+    location = drop_location(counterfactual, thresholds)
+    with tempfile.TemporaryDirectory(prefix="modelguard-experiments-") as scratch:
+        isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, Path(scratch))
+        localisation = _localise(inputs, metrics, location, thresholds, Path(scratch))
+    harmless = frozenset(isolation.dropped_paths) if isolation is not None else frozenset()
     evidence = [
-        counterfactual_evidence(metrics, inputs.gate),
-        code_change_evidence(diff, base, candidate, on_feature_path),
-        config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes),
+        counterfactual,
+        change_isolation_evidence(isolation, on_feature_path, generated)
+        if isolation is not None
+        else change_isolation_unavailable(_why_not(inputs, location, "code")),
+        code_change_evidence(diff, base, candidate, on_feature_path, harmless),
+        config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes, harmless),
+        data_interventions_evidence(localisation)
+        if localisation is not None
+        else data_interventions_unavailable(_why_not(inputs, location, "data")),
     ]
     evidence.extend(_data_evidence(inputs, thresholds))
     evidence.extend(_feature_evidence(inputs, thresholds))
     evidence.extend(_metadata_evidence(inputs, evidence, thresholds))
-    return IncidentEvidence(evidence=tuple(evidence), feature_files=tuple(sorted(on_feature_path)), metrics=metrics)
+    return IncidentEvidence(
+        evidence=tuple(evidence),
+        feature_files=tuple(sorted(on_feature_path)),
+        metrics=metrics,
+        isolation=isolation,
+        localisation=localisation,
+        generated=generated,
+    )
+
+
+def drop_location(counterfactual: Evidence, thresholds: DiagnosisThresholds) -> str:
+    """``code`` or ``data`` when that side carries the policy's dominant share of the drop, else ``mixed``
+    (``none`` without a regression or a complete counterfactual)."""
+    values = counterfactual.values
+    if not values.get("available") or not values.get("regressed"):
+        return "none"
+    if values["code_attribution"] >= thresholds.dominant_share:
+        return "code"
+    if values["data_attribution"] >= thresholds.dominant_share:
+        return "data"
+    return "mixed"
+
+
+def _isolate(
+    inputs: IncidentInputs,
+    metrics: CounterfactualMetrics,
+    location: str,
+    feature_path: frozenset[str],
+    thresholds: DiagnosisThresholds,
+    scratch: Path,
+) -> ChangeIsolation | None:
+    if location != "code" or inputs.trials is None:
+        return None
+    candidate = Path(inputs.candidate_dir)
+    python_files = sorted(path.relative_to(candidate).as_posix() for path in candidate.rglob("*.py"))
+    return isolate_change(
+        inputs.trials,
+        Path(inputs.base_dir),
+        Path(inputs.candidate_dir),
+        inputs.incident,
+        metrics,
+        inputs.gate,
+        thresholds.carry_share,
+        scratch,
+        order=[*sorted(feature_path), *python_files],
+    )
+
+
+def _localise(
+    inputs: IncidentInputs,
+    metrics: CounterfactualMetrics,
+    location: str,
+    thresholds: DiagnosisThresholds,
+    scratch: Path,
+) -> DataLocalisation | None:
+    if location != "data" or inputs.trials is None:
+        return None
+    return localise_data_fault(
+        inputs.trials,
+        Path(inputs.base_dir),
+        inputs.approval,
+        inputs.incident,
+        metrics,
+        inputs.gate,
+        inputs.workspace.label,
+        thresholds,
+        scratch,
+    )
+
+
+def _why_not(inputs: IncidentInputs, location: str, side: str) -> str:
+    if inputs.trials is None:
+        return "the four counterfactual metrics were given, so no further evaluation can run"
+    if location == "none":
+        return "no regression on complete counterfactual runs"
+    return (
+        f"the drop does not follow the {side} (it follows the {location})"
+        if location != "mixed"
+        else ("the drop follows both the code and the data")
+    )
 
 
 def counterfactual_metrics(inputs: IncidentInputs) -> CounterfactualMetrics:

@@ -17,10 +17,13 @@ def render_markdown(outcome: IncidentDiagnosis) -> str:
     lines = [f"# Diagnosis: {_verdict(outcome)}", ""]
     lines += _verdict_details(outcome)
     lines += _counterfactual(outcome)
+    lines += _change_isolation(outcome)
+    lines += _data_interventions(outcome)
     lines += _evidence_table(outcome)
     lines += _not_computed(outcome)
     lines += _runners_up(outcome)
     lines += _hints(outcome)
+    lines += _runs(outcome)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -74,6 +77,99 @@ def _counterfactual(outcome: IncidentDiagnosis) -> list[str]:
         item.summary + ".",
         "",
     ]
+
+
+def _values(outcome: IncidentDiagnosis, kind: str) -> dict | None:
+    item = next((e for e in outcome.evidence if e.kind == kind), None)
+    return item.values if item is not None and item.values.get("available") else None
+
+
+def _figure(value: float | None, percent: bool = False) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.0%}" if percent else f"{value:.4f}"
+
+
+def _change_isolation(outcome: IncidentDiagnosis) -> list[str]:
+    values = _values(outcome, "code.change_isolation")
+    if values is None:
+        return []
+    units = {unit["id"]: unit for unit in values["units"]}
+    lines = [
+        "## Change isolation",
+        "",
+        f"The candidate's change is {len(units)} unit(s); each subset below was applied alone to the base tree and "
+        f"evaluated on the incident window ({' then '.join(values['levels']) or 'one unit: no run needed'}).",
+        "",
+    ]
+    if values["subsets"]:
+        lines += [f"| units | {outcome.metric} | share of the drop | verdict |", "|---|---|---|---|"]
+        for subset in values["subsets"]:
+            names = "; ".join(units[i]["describe"] for i in subset["units"])
+            lines.append(
+                f"| {_clipped(names).replace('|', '/')} | {_figure(subset['metric'])} "
+                f"| {_figure(subset['carried'], percent=True)} | {subset['verdict'].replace('_', ' ')} |"
+            )
+        lines.append("")
+    kept = "; ".join(units[i]["describe"] for i in values["minimal"])
+    lines.append(f"Carries {_figure(values['carried'], percent=True)} of the drop: {kept}.")
+    if values["dropped_paths"]:
+        lines.append(f"Carry none of it (measured): {', '.join(values['dropped_paths'])}.")
+    if not values["proven"]:
+        lines.append("The search stopped before the set was proven minimal (a subset could not be run).")
+    for item in values["generated_files"]:
+        generator = f" by {item['generator']}" if item["generator"] else ""
+        lines.append(f"`{item['path']}` is generated code{generator} ({item['reason']}).")
+    return [*lines, ""]
+
+
+def _data_interventions(outcome: IncidentDiagnosis) -> list[str]:
+    values = _values(outcome, "data.interventions")
+    if values is None:
+        return []
+    lines = [
+        "## Data interventions",
+        "",
+        f"Under the base code the data costs {values['data_loss']:.4f} of {outcome.metric}; each intervention below "
+        "undoes one kind of fault in the incident window (or leaves its rows out, or restores the label mix):",
+        "",
+        f"| fault | intervention | columns | {outcome.metric} | won back |",
+        "|---|---|---|---|---|",
+    ]
+    for item in values["interventions"]:
+        lines.append(
+            f"| {item['kind']} | {item['how'].replace('_', ' ')} | {', '.join(item['columns'])} "
+            f"| {_figure(item['metric'])} | {_figure(item['recovered'], percent=True)} |"
+        )
+    best = values["best"]
+    if best and best["recovered"]:
+        culprits = ", ".join(values["culprit_columns"] or best["columns"])
+        lines += ["", f"Best: {best['kind']} in {culprits}, winning back {best['recovered']:.0%}."]
+    else:
+        lines += ["", "No intervention wins the loss back."]
+    return [*lines, ""]
+
+
+def _runs(outcome: IncidentDiagnosis) -> list[str]:
+    if not outcome.runs:
+        return []
+    source = {
+        "referee": "computed by ModelGuard from the predictions",
+        "self_reported": "self-reported by the workspace",
+    }
+    lines = [
+        "## Runs",
+        "",
+        f"{outcome.evaluations} evaluation(s) ran ({len(outcome.runs) - (outcome.evaluations or 0)} answered from the "
+        f"cache or past the budget); the metric is {source.get(outcome.metric_source or '', 'unknown')}.",
+        "",
+        f"| run | {outcome.metric} | |",
+        "|---|---|---|",
+    ]
+    for run in outcome.runs:
+        note = "cached" if run.cached else (_clipped(run.failure) if run.failure else "")
+        lines.append(f"| {run.name} | {_figure(run.metric)} | {note.replace('|', '/')} |")
+    return [*lines, ""]
 
 
 def _evidence_table(outcome: IncidentDiagnosis) -> list[str]:
@@ -131,9 +227,9 @@ def _points(contributions: tuple[Contribution, ...]) -> str:
 
 
 def _scaled(hypothesis: ScoredHypothesis) -> str:
-    if hypothesis.support_scale == 1.0:
+    if hypothesis.measured_share == 1.0:
         return ""
-    return f" (support scaled by {hypothesis.support_scale:.2f}: optional evidence not computed)"
+    return f" ({hypothesis.measured_share:.0%} of its support could be measured)"
 
 
 def _hints(outcome: IncidentDiagnosis) -> list[str]:

@@ -3,7 +3,7 @@ renamed columns, text-numeric columns, unseen categories, columns whose nulls ro
 
 from __future__ import annotations
 
-from contracts.events.diagnosis import ColumnRename, RepairHints, Suspect
+from contracts.events.diagnosis import ChangeRef, ColumnRename, GeneratedFileRef, RepairHints, Suspect
 from services.diagnoser.catalogue.hypotheses import FEATURE_TRANSFORMATION, LOCATION, TRAINING_CONFIG_CHANGE
 from services.diagnoser.evidence import EvidenceKind
 from services.diagnoser.incident_evidence import IncidentEvidence
@@ -28,7 +28,36 @@ def repair_hints(collected: IncidentEvidence, hypothesis: str | None) -> RepairH
         },
         null_columns=list(quality.get("null_columns", [])),
         read_columns=list(read.get("columns", [])),
+        isolated_changes=isolated_changes(collected, hypothesis),
+        generated_files=generated_on_path(collected, hypothesis),
     )
+
+
+def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> list[ChangeRef]:
+    """The units of the change that carry the drop, for a cause in the code."""
+    if collected.isolation is None or LOCATION.get(hypothesis or "") != "code":
+        return []
+    return [
+        ChangeRef(
+            path=unit.path,
+            kind=unit.kind,
+            anchors=list(unit.anchors),
+            base_lines=[[hunk.base_start + 1, hunk.base_end] for hunk in unit.hunks],
+        )
+        for unit in collected.isolation.minimal_units
+    ]
+
+
+def generated_on_path(collected: IncidentEvidence, hypothesis: str | None) -> list[GeneratedFileRef]:
+    """Generated files among those a code repair would edit: the isolated change's, else every changed one."""
+    if LOCATION.get(hypothesis or "") != "code":
+        return []
+    paths = collected.isolation.minimal_paths if collected.isolation is not None else tuple(collected.generated)
+    return [
+        GeneratedFileRef(path=path, reason=item.reason, generator=item.generator)
+        for path in paths
+        if (item := collected.generated.get(path)) is not None
+    ]
 
 
 def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> list[Suspect]:
@@ -40,11 +69,17 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
     code = _values(collected, EvidenceKind.CODE_CHANGE)
     divisors = {(d["file"], d["function"]): d["divisor"] for d in code.get("unguarded_divisions", [])}
     wanted = {FEATURE_TRANSFORMATION: True, TRAINING_CONFIG_CHANGE: False}.get(hypothesis or "")
+    isolated = _isolated_anchors(collected)
     suspects = [
         Suspect(file=f["file"], function=f["function"], divisor=divisors.get((f["file"], f["function"])))
         for f in code.get("functions", [])
-        if f["status"] != "added" and (wanted is None or f["on_feature_path"] == wanted)
+        if f["status"] != "added"
+        and (wanted is None or f["on_feature_path"] == wanted)
+        and (isolated is None or (f["file"], f["function"]) in isolated or (f["file"], "*") in isolated)
     ]
+    for path in _module_level_paths(collected):
+        if Suspect(file=path, function=MODULE_LEVEL) not in suspects:
+            suspects.append(Suspect(file=path, function=MODULE_LEVEL))
     if hypothesis == TRAINING_CONFIG_CHANGE:
         for entry in _values(collected, EvidenceKind.CONFIG_CHANGE).get("changed", []):
             scope = str(entry["key"]).split(":", 1)[0]
@@ -52,6 +87,32 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
             if not entry["file"].startswith("urn:") and suspect not in suspects:
                 suspects.append(suspect)
     return suspects
+
+
+def _module_level_paths(collected: IncidentEvidence) -> list[str]:
+    """Files whose isolated change touches module-level statements (constants, imports) or a config file."""
+    if collected.isolation is None:
+        return []
+    found = []
+    for unit in collected.isolation.minimal_units:
+        if unit.kind == "edit" and (not unit.path.endswith(".py") or any(a.startswith("<") for a in unit.anchors)):
+            found.append(unit.path)
+    return list(dict.fromkeys(found))
+
+
+def _isolated_anchors(collected: IncidentEvidence) -> set[tuple[str, str]] | None:
+    """(file, definition) pairs the isolated change touches; (file, "*") for a whole file; None when the change
+    was not isolated (every changed function is on the cause's path then)."""
+    if collected.isolation is None:
+        return None
+    anchors: set[tuple[str, str]] = set()
+    for unit in collected.isolation.minimal_units:
+        if unit.kind != "edit":
+            anchors.add((unit.path, "*"))
+        for anchor in unit.anchors:
+            anchors.add((unit.path, anchor))
+            anchors.add((unit.path, anchor.split(".")[0]))
+    return anchors
 
 
 def renamed_columns(collected: IncidentEvidence) -> list[ColumnRename]:

@@ -66,6 +66,7 @@ def incident_diagnosis_report(outcome: IncidentDiagnosis, collected: ContextColl
                 supporting=list(h.supporting_evidence_ids),
                 counter=list(h.counter_evidence_ids),
                 explanation=h.description,
+                measured_share=h.measured_share,
             )
             for h in outcome.hypotheses
         ],
@@ -79,6 +80,9 @@ def incident_diagnosis_report(outcome: IncidentDiagnosis, collected: ContextColl
         context_digest=collected.context_digest,
         markdown=render_markdown(outcome),
         context_summary=context_summary(collected.context),
+        runs=list(outcome.runs),
+        evaluations=outcome.evaluations,
+        metric_source=outcome.metric_source,
     )
 
 

@@ -49,6 +49,12 @@ class DiagnosisThresholds(BaseModel):
         ge=0, le=1, description="features differ when at least this share of rows differ between revisions"
     )
     feature_tolerance: float = Field(ge=0, description="relative tolerance under which two feature values are equal")
+    carry_share: Share = Field(
+        gt=0, le=1, description="a part of the change (or of the columns) carries the drop from this share of it"
+    )
+    recovery_share: Share = Field(
+        gt=0, le=1, description="an intervention recovers the data's loss from this share of it"
+    )
     max_evaluations: int = Field(ge=4, description="evaluations per diagnosis, the four counterfactual ones included")
     max_parallel_evaluations: int = Field(ge=1, description="independent evaluations run at once (at most the CPUs)")
 

@@ -57,7 +57,8 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 context=collected.context,
                 changes=change_records(collected.context),
             )
-            outcome = diagnose_inputs(inputs, thresholds)  # failed commands are evidence, not errors
+            generated = tuple(str(glob) for glob in policy.repair.get("generated_paths") or ())
+            outcome = diagnose_inputs(inputs, thresholds, generated)  # failed commands are evidence, not errors
         return [diagnosis_event(collected, outcome)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("ContextCollected",), handler=handle)

@@ -38,6 +38,14 @@ def comment_marker(incident_id: str) -> str:
     return f"<!-- modelguard:incident={incident_id} -->"
 
 
+METRIC_SOURCE = {
+    "referee": "The metric was computed by ModelGuard from the model's predictions against labels the model's code "
+    "never saw.",
+    "self_reported": "**Self-reported metric**: the figures were printed by the workspace's own evaluation, not "
+    "computed by ModelGuard; the model's code could have chosen them.",
+}
+
+
 def render_comment(finding: Finding, content: str, links: PublicationLinks) -> CommentDocument:
     """The comment as posted: the hidden marker that finds it again, the content, the links footer."""
     marker = comment_marker(finding.incident_id)
@@ -61,6 +69,8 @@ def render_content(finding: Finding) -> str:
         "| gate | baseline | candidate | tolerance |",
         "|---|---|---|---|",
         f"| `{gate.metric}` ({gate.direction}) | {gate.baseline:.4f} | {gate.candidate:.4f} | {gate.tolerance} |",
+        "",
+        METRIC_SOURCE.get(gate.metric_source, gate.metric_source),
         "",
         "### Diagnosis",
         "",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
+from contracts.catalogue import LOCATION, REPAIRS, CauseLocation
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies import (
     column_rename,
@@ -92,7 +93,7 @@ def _entry(module: StrategyModule) -> RepairStrategy:
     return RepairStrategy(name=module.STRATEGY, answers=module.ANSWERS, needs=needs, propose=module.propose)
 
 
-CATALOGUE: dict[str, RepairStrategy] = {
+CATALOGUE: dict[str, RepairStrategy] = {  # every strategy of contracts.catalogue, each with its module
     strategy.name: strategy
     for strategy in map(
         _entry,
@@ -101,24 +102,13 @@ CATALOGUE: dict[str, RepairStrategy] = {
 }
 
 REPAIRS_BY_HYPOTHESIS: dict[str, tuple[str, ...]] = {
-    "feature_transformation": ("guarded_division", "revert_change"),
-    "training_config_change": ("revert_change",),
-    "upstream_schema_change": ("column_rename",),
-    "type_conversion": ("numeric_coercion",),
-    "category_mapping": ("unseen_category",),
-    "source_data_quality": ("null_guard",),
+    str(hypothesis): tuple(str(name) for name in names) for hypothesis, names in REPAIRS.items()
 }
-"""Strategies to try, in order, for each hypothesis; a hypothesis not listed gets no code repair."""
+"""Strategies to try, in order, for each hypothesis (contracts.catalogue); a hypothesis not listed gets no code
+repair."""
 
 CAUSE_IN_DATA: frozenset[str] = frozenset(
-    {
-        "upstream_schema_change",
-        "type_conversion",
-        "category_mapping",
-        "source_data_quality",
-        "covariate_drift",
-        "label_shift",
-    }
+    str(hypothesis) for hypothesis, location in LOCATION.items() if location == CauseLocation.DATA
 )
 """Hypotheses whose cause is in the data: without a declared code repair, the owners are told instead."""
 

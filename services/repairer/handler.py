@@ -32,6 +32,7 @@ from services.repairer.strategies.outcome import MultiFileEdit, StrategyRefusal
 WithholdingReason = Literal[
     "diagnosis_abstained",
     "cause_in_data",
+    "generated_code",
     "no_applicable_strategy",
     "strategy_refused",
     "guard_rejected",
@@ -92,6 +93,8 @@ def propose_repair(
     target = read_repair_target(diagnosis_outcome)
     if isinstance(target, NoRepairTarget):
         return RepairWithholding(reason_code=target.reason_code, reason=target.reason, hypothesis=target.hypothesis)
+    if target.hints.generated_files:
+        return _generated_code(target)
     names = REPAIRS_BY_HYPOTHESIS.get(target.hypothesis, ())
     if not names:
         if target.hypothesis in CAUSE_IN_DATA:
@@ -163,6 +166,22 @@ def _first_permitted_edit(
     if undeclared == len(names) and target.hypothesis in CAUSE_IN_DATA:
         return _cause_in_data(target, explained, refusals=tuple(refusals))
     return _withhold(target, "strategy_refused", explained, refusals=tuple(refusals))
+
+
+def _generated_code(target: RepairTarget) -> RepairWithholding:
+    """The cause is in generated code: a hand edit would be overwritten by the next generator run, and the fix
+    belongs in the generator or its input. The model's owners are told which file and which generator."""
+    described = "; ".join(
+        f"{item.path} (generated{f' by {item.generator}' if item.generator else ''}; {item.reason})"
+        for item in target.hints.generated_files
+    )
+    return RepairWithholding(
+        reason_code="generated_code",
+        reason=f"the cause ({target.hypothesis}) is in generated code, which a repair never edits: {described}; "
+        "fix the generator or its input and regenerate",
+        hypothesis=target.hypothesis,
+        owners=target.owners,
+    )
 
 
 def _cause_in_data(target: RepairTarget, why: str, refusals: tuple[StrategyRefusal, ...] = ()) -> RepairWithholding:

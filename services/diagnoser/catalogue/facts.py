@@ -46,6 +46,22 @@ class Fact(StrEnum):
     LABEL_SHIFTED = "label_shifted"
     LABEL_STABLE = "label_stable"
     DATA_FAULT = "data_fault_found"
+    CHANGE_IN_FEATURE_CODE = "isolated_change_in_feature_code"
+    CHANGE_OUTSIDE_FEATURE_CODE = "isolated_change_outside_feature_code"
+    CHANGE_IN_GENERATED_CODE = "isolated_change_in_generated_code"
+    RECOVERED_BY_SCHEMA = "recovered_by_renaming_back"
+    RECOVERED_BY_TYPE = "recovered_by_reparsing_numbers"
+    RECOVERED_BY_CATEGORY = "recovered_by_mapping_unseen_categories"
+    RECOVERED_BY_QUALITY = "recovered_by_undoing_invalid_values"
+    RECOVERED_BY_DRIFT = "recovered_by_quantile_mapping"
+    RECOVERED_BY_LABEL = "recovered_by_restoring_the_label_mix"
+    OUTDONE_SCHEMA = "another_intervention_recovers_more_than_renaming"
+    OUTDONE_TYPE = "another_intervention_recovers_more_than_reparsing"
+    OUTDONE_CATEGORY = "another_intervention_recovers_more_than_mapping_categories"
+    OUTDONE_QUALITY = "another_intervention_recovers_more_than_undoing_invalid_values"
+    OUTDONE_DRIFT = "another_intervention_recovers_more_than_quantile_mapping"
+    OUTDONE_LABEL = "another_intervention_recovers_more_than_the_label_mix"
+    NO_SPECIFIC_RECOVERY = "no_specific_intervention_recovers"
 
 
 @dataclass(frozen=True)
@@ -57,6 +73,23 @@ class FactValue:
 Facts = dict[Fact, FactValue]
 Reader = Callable[[Evidence], dict[Fact, float]]
 DATA_FAULTS = (Fact.READ_COLUMN_GONE, Fact.NUMERIC_AS_TEXT, Fact.UNSEEN_CATEGORIES, Fact.QUALITY_DEGRADED)
+RECOVERED = {
+    "schema": Fact.RECOVERED_BY_SCHEMA,
+    "type": Fact.RECOVERED_BY_TYPE,
+    "category": Fact.RECOVERED_BY_CATEGORY,
+    "quality": Fact.RECOVERED_BY_QUALITY,
+    "drift": Fact.RECOVERED_BY_DRIFT,
+    "label": Fact.RECOVERED_BY_LABEL,
+}
+OUTDONE = {
+    "schema": Fact.OUTDONE_SCHEMA,
+    "type": Fact.OUTDONE_TYPE,
+    "category": Fact.OUTDONE_CATEGORY,
+    "quality": Fact.OUTDONE_QUALITY,
+    "drift": Fact.OUTDONE_DRIFT,
+    "label": Fact.OUTDONE_LABEL,
+}
+SPECIFIC_KINDS = ("schema", "type", "category", "quality", "label")
 
 
 def read_facts(evidence: list[Evidence]) -> Facts:
@@ -81,7 +114,7 @@ def read_facts(evidence: list[Evidence]) -> Facts:
     return facts
 
 
-OPTIONAL_EVIDENCE: dict[EvidenceKind, tuple[Fact, ...]] = {
+MEASURED_BY: dict[EvidenceKind, tuple[Fact, ...]] = {
     EvidenceKind.FEATURE_RECOMPUTATION: (
         Fact.FEATURES_DIFFER,
         Fact.FEATURES_IDENTICAL,
@@ -89,17 +122,25 @@ OPTIONAL_EVIDENCE: dict[EvidenceKind, tuple[Fact, ...]] = {
         Fact.INVALID_VALUES_UNDER_BASE,
     ),
     EvidenceKind.FEATURE_DRIFT: (Fact.FEATURES_SHIFTED, Fact.FEATURES_STABLE),
+    EvidenceKind.CHANGE_ISOLATION: (
+        Fact.CHANGE_IN_FEATURE_CODE,
+        Fact.CHANGE_OUTSIDE_FEATURE_CODE,
+        Fact.CHANGE_IN_GENERATED_CODE,
+    ),
+    EvidenceKind.DATA_INTERVENTIONS: (*RECOVERED.values(), *OUTDONE.values(), Fact.NO_SPECIFIC_RECOVERY),
+    EvidenceKind.LABEL_SHIFT: (Fact.LABEL_SHIFTED, Fact.LABEL_STABLE),
 }
-"""Evidence a workspace may legitimately not allow (no ``features`` command), and the facts it would give."""
+"""Evidence that may not be available for an incident (no ``features`` command, an experiment not run), and the
+facts it would give: when it is unavailable those facts are unmeasured, neither for nor against."""
 
 
 def unmeasured_facts(evidence: list[Evidence]) -> frozenset[Fact]:
-    """The facts of optional evidence that could not be computed for this incident: neither true nor false."""
+    """The facts of evidence that could not be computed for this incident: neither true nor false."""
     return frozenset(
         fact
         for item in evidence
-        if item.kind in OPTIONAL_EVIDENCE and not item.values.get("available", True)
-        for fact in OPTIONAL_EVIDENCE[item.kind]
+        if item.kind in MEASURED_BY and not item.values.get("available", True)
+        for fact in MEASURED_BY[item.kind]
     )
 
 
@@ -202,6 +243,35 @@ def _label_shift(item: Evidence) -> dict[Fact, float]:
     return {Fact.LABEL_SHIFTED: item.strength, Fact.LABEL_STABLE: float(item.strength == 0)}
 
 
+def _clip(value: float | None) -> float:
+    return 0.0 if value is None else min(1.0, max(0.0, float(value)))
+
+
+def _change_isolation(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    if not values.get("available"):
+        return {}
+    carried, in_features = _clip(values["carried"]), float(values["share_in_feature_code"])
+    return {
+        Fact.CHANGE_IN_FEATURE_CODE: carried * in_features,
+        Fact.CHANGE_OUTSIDE_FEATURE_CODE: carried * (1 - in_features),
+        Fact.CHANGE_IN_GENERATED_CODE: float(bool(values["generated_files"])),
+    }
+
+
+def _data_interventions(item: Evidence) -> dict[Fact, float]:
+    values = item.values
+    if not values.get("available"):
+        return {}
+    recovered = {kind: _clip(value) for kind, value in values["recovered"].items()}
+    found = {RECOVERED[kind]: value for kind, value in recovered.items()}
+    for kind, fact in OUTDONE.items():
+        others = max((value for other, value in recovered.items() if other != kind), default=0.0)
+        found[fact] = others - recovered.get(kind, 0.0)
+    found[Fact.NO_SPECIFIC_RECOVERY] = 1.0 - max((recovered.get(kind, 0.0) for kind in SPECIFIC_KINDS), default=0.0)
+    return found
+
+
 READERS: dict[EvidenceKind, Reader] = {
     EvidenceKind.COUNTERFACTUAL: _counterfactual,
     EvidenceKind.CODE_CHANGE: _code_change,
@@ -217,4 +287,6 @@ READERS: dict[EvidenceKind, Reader] = {
     EvidenceKind.ASSERTIONS: _assertions,
     EvidenceKind.SOURCE_DRIFT: _source_drift,
     EvidenceKind.LABEL_SHIFT: _label_shift,
+    EvidenceKind.CHANGE_ISOLATION: _change_isolation,
+    EvidenceKind.DATA_INTERVENTIONS: _data_interventions,
 }

@@ -1,12 +1,15 @@
 """The nine hypotheses: where each puts the cause, which facts support it and which falsify it.
 
-score = clamp(sum(weight * strength of supporting facts) - sum(weight * strength of counter facts), 0, 1).
-Supporting weights add up to at most 1.0. Every data hypothesis reaches 0.9 on the windows' own data alone
-(0.3 for the drop following the data, 0.6 for its own fault), DataHub adds at most 0.1, so two faults found
-in the same data score alike and the margin test abstains instead of preferring whichever has more
-metadata. A cause in the code is falsified by the drop following the data and
-the other way round; the counter weight 1.0 makes that decisive. ``unknown`` scores what the best named
-hypothesis leaves: 1 - its score.
+score = sum(weight * strength of supporting facts) - sum(weight * strength of counter facts), at least 0.
+Supporting weights add up to at most 1.0 and nothing is rescaled: a fact whose evidence could not be measured
+(no ``features`` command, an experiment that did not run) adds nothing, and the hypothesis reports which share
+of its support weight was measured. Most weight sits on what was run: the counterfactual (0.30), the change
+isolation (which change carries the drop, 0.40) for a cause in the code, the data interventions (which repair
+of the incident data wins the loss back, 0.35-0.40) for a cause in the data; static findings (a column is
+gone, a rate rose, DataHub logged a change) add the rest. A cause in the code is falsified by the drop
+following the data and the other way round (counter weight 1.0); a data cause is falsified by another
+intervention winning back clearly more than its own. ``unknown`` scores what the best named hypothesis
+leaves: 1 - its score.
 """
 
 from __future__ import annotations
@@ -14,28 +17,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from contracts.catalogue import LOCATION as CATALOGUE_LOCATION
+from contracts.catalogue import CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact
 
 Location = Literal["code", "data"]
 
-FEATURE_TRANSFORMATION = "feature_transformation"
-TRAINING_CONFIG_CHANGE = "training_config_change"
-UPSTREAM_SCHEMA_CHANGE = "upstream_schema_change"
-TYPE_CONVERSION = "type_conversion"
-CATEGORY_MAPPING = "category_mapping"
-SOURCE_DATA_QUALITY = "source_data_quality"
-COVARIATE_DRIFT = "covariate_drift"
-LABEL_SHIFT = "label_shift"
-UNKNOWN = "unknown"
+FEATURE_TRANSFORMATION = Hypothesis.FEATURE_TRANSFORMATION
+TRAINING_CONFIG_CHANGE = Hypothesis.TRAINING_CONFIG_CHANGE
+UPSTREAM_SCHEMA_CHANGE = Hypothesis.UPSTREAM_SCHEMA_CHANGE
+TYPE_CONVERSION = Hypothesis.TYPE_CONVERSION
+CATEGORY_MAPPING = Hypothesis.CATEGORY_MAPPING
+SOURCE_DATA_QUALITY = Hypothesis.SOURCE_DATA_QUALITY
+COVARIATE_DRIFT = Hypothesis.COVARIATE_DRIFT
+LABEL_SHIFT = Hypothesis.LABEL_SHIFT
+UNKNOWN = Hypothesis.UNKNOWN
 
 
 @dataclass(frozen=True)
 class HypothesisSpec:
-    name: str
-    location: Location
+    name: Hypothesis
     description: str
     support: dict[Fact, float]
     counter: dict[Fact, float]
+
+    @property
+    def location(self) -> Location:
+        return "code" if CATALOGUE_LOCATION[self.name] == CauseLocation.CODE else "data"
 
 
 _NOT_HERE = {Fact.NO_REGRESSION: 1.0}
@@ -45,91 +53,112 @@ _DATA_COUNTER = {**_NOT_HERE, Fact.DROP_FOLLOWS_CODE: 1.0}
 CATALOGUE: tuple[HypothesisSpec, ...] = (
     HypothesisSpec(
         FEATURE_TRANSFORMATION,
-        "code",
-        "a changed function in a feature module computes different model inputs from the same rows",
+        "a change in the feature code computes different model inputs from the same rows",
         support={
             Fact.DROP_FOLLOWS_CODE: 0.30,
-            Fact.FEATURES_DIFFER: 0.30,
-            Fact.FEATURE_CODE_CHANGED: 0.20,
-            Fact.INVALID_VALUES_INTRODUCED: 0.10,
-            Fact.DIVISION_UNGUARDED: 0.10,
+            Fact.CHANGE_IN_FEATURE_CODE: 0.40,
+            Fact.FEATURE_CODE_CHANGED: 0.10,
+            Fact.FEATURES_DIFFER: 0.10,
+            Fact.INVALID_VALUES_INTRODUCED: 0.05,
+            Fact.DIVISION_UNGUARDED: 0.05,
         },
         counter={
             **_CODE_COUNTER,
             Fact.FEATURES_IDENTICAL: 0.60,
             Fact.FEATURE_CODE_UNCHANGED: 0.60,
+            Fact.CHANGE_OUTSIDE_FEATURE_CODE: 0.60,
             Fact.INVALID_VALUES_UNDER_BASE: 0.30,
         },
     ),
     HypothesisSpec(
         TRAINING_CONFIG_CHANGE,
-        "code",
-        "the candidate changed training code or parameters outside the feature modules",
+        "a change outside the feature code (training code or parameters) makes the model worse",
         support={
             Fact.DROP_FOLLOWS_CODE: 0.30,
-            Fact.FEATURES_IDENTICAL: 0.30,
-            Fact.PARAMETERS_CHANGED: 0.20,
-            Fact.OTHER_CODE_CHANGED: 0.20,
+            Fact.CHANGE_OUTSIDE_FEATURE_CODE: 0.40,
+            Fact.PARAMETERS_CHANGED: 0.15,
+            Fact.OTHER_CODE_CHANGED: 0.05,
+            Fact.FEATURES_IDENTICAL: 0.10,
         },
-        counter={**_CODE_COUNTER, Fact.FEATURES_DIFFER: 0.60, Fact.OTHER_CODE_UNCHANGED: 0.60},
+        counter={
+            **_CODE_COUNTER,
+            Fact.FEATURES_DIFFER: 0.60,
+            Fact.OTHER_CODE_UNCHANGED: 0.60,
+            Fact.CHANGE_IN_FEATURE_CODE: 0.60,
+        },
     ),
     HypothesisSpec(
         UPSTREAM_SCHEMA_CHANGE,
-        "data",
         "a source column the code reads is gone or renamed upstream",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,
-            Fact.READ_COLUMN_GONE: 0.50,
+            Fact.RECOVERED_BY_SCHEMA: 0.35,
+            Fact.READ_COLUMN_GONE: 0.20,
+            Fact.RENAME_FOUND: 0.05,
             Fact.SCHEMA_RENAMED_OR_REMOVED: 0.10,
-            Fact.RENAME_FOUND: 0.10,
         },
-        counter={**_DATA_COUNTER, Fact.READ_COLUMNS_PRESENT: 0.70},
+        counter={**_DATA_COUNTER, Fact.READ_COLUMNS_PRESENT: 0.70, Fact.OUTDONE_SCHEMA: 0.60},
     ),
     HypothesisSpec(
         TYPE_CONVERSION,
-        "data",
         "a numeric source column arrives as text (formatted numbers)",
-        support={Fact.DROP_FOLLOWS_DATA: 0.30, Fact.NUMERIC_AS_TEXT: 0.60, Fact.SCHEMA_RETYPED: 0.10},
-        counter={**_DATA_COUNTER, Fact.TYPES_UNCHANGED: 0.70},
+        support={
+            Fact.DROP_FOLLOWS_DATA: 0.30,
+            Fact.RECOVERED_BY_TYPE: 0.35,
+            Fact.NUMERIC_AS_TEXT: 0.25,
+            Fact.SCHEMA_RETYPED: 0.10,
+        },
+        counter={**_DATA_COUNTER, Fact.TYPES_UNCHANGED: 0.70, Fact.OUTDONE_TYPE: 0.60},
     ),
     HypothesisSpec(
         CATEGORY_MAPPING,
-        "data",
         "a categorical source column carries values unseen in the approval window",
-        support={Fact.DROP_FOLLOWS_DATA: 0.30, Fact.UNSEEN_CATEGORIES: 0.60},
-        counter={**_DATA_COUNTER, Fact.CATEGORIES_KNOWN: 0.70},
+        support={Fact.DROP_FOLLOWS_DATA: 0.30, Fact.RECOVERED_BY_CATEGORY: 0.35, Fact.UNSEEN_CATEGORIES: 0.30},
+        counter={**_DATA_COUNTER, Fact.CATEGORIES_KNOWN: 0.70, Fact.OUTDONE_CATEGORY: 0.60},
     ),
     HypothesisSpec(
         SOURCE_DATA_QUALITY,
-        "data",
-        "nulls, zeros or out-of-range values rose in a source column the code reads",
+        "invalid values (nulls, sentinels, impossible or unparsable values) rose in a source column",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,
-            Fact.QUALITY_DEGRADED: 0.60,
+            Fact.RECOVERED_BY_QUALITY: 0.35,
+            Fact.QUALITY_DEGRADED: 0.25,
             Fact.ASSERTION_FAILING: 0.07,
             Fact.PROFILE_NULLS_ROSE: 0.03,
         },
-        counter={**_DATA_COUNTER, Fact.QUALITY_UNCHANGED: 0.70, Fact.ASSERTIONS_PASSING: 0.10},
+        counter={
+            **_DATA_COUNTER,
+            Fact.QUALITY_UNCHANGED: 0.70,
+            Fact.ASSERTIONS_PASSING: 0.10,
+            Fact.OUTDONE_QUALITY: 0.60,
+        },
     ),
     HypothesisSpec(
         COVARIATE_DRIFT,
-        "data",
-        "the distributions of the model's inputs shifted with no quality, type or schema fault",
-        support={Fact.DROP_FOLLOWS_DATA: 0.30, Fact.SOURCE_SHIFTED: 0.40, Fact.FEATURES_SHIFTED: 0.20},
-        counter={**_DATA_COUNTER, Fact.DATA_FAULT: 0.80, Fact.SOURCE_STABLE: 0.50},
+        "the inputs' valid values moved (a new segment, a shifted distribution) with no schema, type, category, "
+        "quality or label fault",
+        support={
+            Fact.DROP_FOLLOWS_DATA: 0.30,
+            Fact.NO_SPECIFIC_RECOVERY: 0.25,
+            Fact.SOURCE_SHIFTED: 0.20,
+            Fact.RECOVERED_BY_DRIFT: 0.15,
+            Fact.FEATURES_SHIFTED: 0.10,
+        },
+        counter={**_DATA_COUNTER, Fact.DATA_FAULT: 0.50, Fact.SOURCE_STABLE: 0.50, Fact.OUTDONE_DRIFT: 0.40},
     ),
     HypothesisSpec(
         LABEL_SHIFT,
-        "data",
-        "the label's distribution moved while the inputs did not",
+        "the label mix moved (a prior shift); restoring it wins the metric back",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,
-            Fact.LABEL_SHIFTED: 0.40,
-            Fact.SOURCE_STABLE: 0.10,
-            Fact.FEATURES_STABLE: 0.10,
+            Fact.RECOVERED_BY_LABEL: 0.40,
+            Fact.LABEL_SHIFTED: 0.20,
+            Fact.FEATURES_STABLE: 0.05,
+            Fact.SOURCE_STABLE: 0.05,
         },
-        counter={**_DATA_COUNTER, Fact.LABEL_STABLE: 0.70, Fact.DATA_FAULT: 0.80, Fact.SOURCE_SHIFTED: 0.60},
+        counter={**_DATA_COUNTER, Fact.LABEL_STABLE: 0.70, Fact.OUTDONE_LABEL: 0.60},
     ),
 )
 
 LOCATION: dict[str, Location] = {spec.name: spec.location for spec in CATALOGUE}
+assert {spec.name for spec in CATALOGUE} == set(CATALOGUE_LOCATION), "every hypothesis of contracts.catalogue is scored"

@@ -31,8 +31,8 @@ class ScoredHypothesis(BaseModel):
     score: float
     support: tuple[Contribution, ...]
     counter: tuple[Contribution, ...]
-    support_scale: float = 1.0
-    """Support is scaled by this when optional evidence could not be measured (1.0: all measured)."""
+    measured_share: float = 1.0
+    """The share of the support weight whose evidence could be measured; the score is never rescaled by it."""
 
     @property
     def supporting_evidence_ids(self) -> tuple[str, ...]:
@@ -48,9 +48,9 @@ def rank_hypotheses(
 ) -> list[ScoredHypothesis]:
     """Every hypothesis scored, plus ``unknown`` (1 - the best score); ties keep the catalogue's order.
 
-    ``unmeasured`` facts (optional evidence the workspace does not allow) leave a hypothesis's support
-    weights: its support is scaled to the weight of what could be measured, so a missing ``features``
-    command does not read as evidence against a cause."""
+    ``unmeasured`` facts (evidence that could not be computed) add nothing and count against nothing; each
+    hypothesis reports the share of its support weight that was measured, so a score of 0.85 out of a
+    measurable 0.85 reads differently from 0.85 out of 1.0."""
     scored = [_score(spec, facts, unmeasured) for spec in catalogue]
     best = max((item[0] for item in scored), default=0.0)
     entries = [
@@ -68,7 +68,7 @@ def rank_hypotheses(
             score=score,
             support=support,
             counter=counter,
-            support_scale=scale,
+            measured_share=scale,
         )
         for rank, (score, _, name, location, description, support, counter, scale) in enumerate(entries, start=1)
     ]
@@ -81,9 +81,8 @@ def _score(
     counter = _contributions(spec.counter, facts)
     total = sum(spec.support.values())
     measured = sum(weight for fact, weight in spec.support.items() if fact not in unmeasured)
-    scale = total / measured if measured > 0 else 1.0
-    raw = sum(item.points for item in support) * scale - sum(item.points for item in counter)
-    return round(min(1.0, max(0.0, raw)), 4), support, counter, round(scale, 4)
+    raw = sum(item.points for item in support) - sum(item.points for item in counter)
+    return round(max(0.0, raw), 4), support, counter, round(measured / total, 4) if total else 1.0
 
 
 def _contributions(table: dict[Fact, float], facts: Facts) -> tuple[Contribution, ...]:

@@ -20,10 +20,20 @@ METHOD = (
 
 
 def code_change_evidence(
-    diff: CodeDiff, base_dir: Path, candidate_dir: Path, feature_files: frozenset[str]
+    diff: CodeDiff,
+    base_dir: Path,
+    candidate_dir: Path,
+    feature_files: frozenset[str],
+    harmless: frozenset[str] = frozenset(),
 ) -> Evidence:
-    behavioural = [changed for changed in diff.changed_files if not is_test_or_documentation(changed.path)]
-    functions = [change for change in diff.function_changes if not is_test_or_documentation(change.file)]
+    """``harmless``: changed files the change isolation measured to carry none of the drop; they are listed,
+    not counted as behavioural."""
+
+    def counted(path: str) -> bool:
+        return not is_test_or_documentation(path) and path not in harmless
+
+    behavioural = [changed for changed in diff.changed_files if counted(changed.path)]
+    functions = [change for change in diff.function_changes if counted(change.file)]
     divisions = [
         {
             "file": change.file,
@@ -54,6 +64,7 @@ def code_change_evidence(
         "feature_files_changed": feature_changed,
         "other_files_changed": other_changed,
         "ignored_files": [changed.path for changed in diff.changed_files if changed not in behavioural],
+        "measured_harmless": sorted(harmless),
         "unguarded_divisions": divisions,
         "columns_in_changed_feature_code": sorted(
             {

@@ -27,10 +27,12 @@ def config_change_evidence(
     candidate_dir: Path,
     feature_files: frozenset[str],
     changes: Iterable[MetadataChangeRecord] = (),
+    harmless: frozenset[str] = frozenset(),
 ) -> Evidence:
+    """``harmless``: changed files the change isolation measured to carry none of the drop (a version bump)."""
     changed: list[dict[str, Any]] = []
     for file in diff.changed_files:
-        if file.path in feature_files or is_test_or_documentation(file.path):
+        if file.path in feature_files or file.path in harmless or is_test_or_documentation(file.path):
             continue
         if file.is_python:
             reader = literal_sites

@@ -4,6 +4,7 @@ reported as not run, never silently dropped. Every executed or cached trial is r
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -20,6 +21,8 @@ from services.diagnoser.trials.trial import BUDGET_SPENT, Trial, TrialOutcome
 
 EVALUATION_ERRORS = (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError)
 FAILURE_CHARS = 500
+SCRATCH_PATH = re.compile(r"(?:/[\w.-]+)*/(?:modelguard[\w-]*[-_]\w{6,}|tmp\w{8}|tmp[\w-]*[-_]\w{6,})(?:/[\w.-]+)*")
+"""A path inside a temporary folder (``/tmp/modelguard-run-abc123/...``): replaced, so reports are stable."""
 
 
 @dataclass
@@ -90,9 +93,11 @@ class TrialRunner:
         return TrialOutcome(trial.name, metric, failure, evaluation.scored, _since(started), False, digest)
 
     def _failure_text(self, error: BaseException) -> str:
+        """The end of the error, without scratch paths (they differ from run to run, the report must not)."""
         text = str(error)
         for folder in self.scrub:
             text = text.replace(str(folder), "<scratch>")
+        text = SCRATCH_PATH.sub("<scratch>", text)
         return " ".join(text.split())[-FAILURE_CHARS:]
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from contracts.catalogue import RepairStrategy, answers
 from libs.python_source.source_text import Replacement, SourceText, apply_replacements
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies.column_literal_renames import literal_replacements
@@ -32,8 +33,8 @@ from services.repairer.strategies.frame_entry_renames import Covered, FrameEntry
 from services.repairer.strategies.module_index import ModuleIndex
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 
-STRATEGY = "column_rename"
-ANSWERS = frozenset({"upstream_schema_change"})
+STRATEGY = RepairStrategy.COLUMN_RENAME
+ANSWERS = answers(STRATEGY)
 NEEDS = ("renamed_columns",)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from contracts.catalogue import RepairStrategy, answers
 from libs.python_source.definitions import find_function
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import SourceText
@@ -28,8 +29,8 @@ from services.repairer.strategies.division_fallback import choose_fallback
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 from services.repairer.strategies.zero_guards import FunctionNode, NameDivision, name_divisions
 
-STRATEGY = "guarded_division"
-ANSWERS = frozenset({"feature_transformation"})
+STRATEGY = RepairStrategy.GUARDED_DIVISION
+ANSWERS = answers(STRATEGY)
 NEEDS = ("suspect",)
 
 COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)

@@ -17,6 +17,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from contracts.catalogue import RepairStrategy, answers
 from libs.python_source.column_reads import ColumnRead, column_reads, module_parents
 from libs.python_source.imports import module_alias
 from libs.python_source.literals import literal_like
@@ -26,8 +27,8 @@ from services.repairer.strategies.body_start import body_start
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 from services.repairer.strategies.zero_guards import parameters_of
 
-STRATEGY = "null_guard"
-ANSWERS = frozenset({"source_data_quality"})
+STRATEGY = RepairStrategy.NULL_GUARD
+ANSWERS = answers(STRATEGY)
 NEEDS = ("null_columns", "null_fill")
 
 SCALAR_CONVERSIONS = frozenset({"float", "int"})

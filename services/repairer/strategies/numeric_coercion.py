@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from contracts.catalogue import RepairStrategy, answers
 from libs.python_source.column_reads import ColumnRead, column_reads, module_parents
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import Replacement, SourceText, apply_replacements
@@ -30,8 +31,8 @@ from services.repairer.strategies.number_text_helper import (
 )
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 
-STRATEGY = "numeric_coercion"
-ANSWERS = frozenset({"type_conversion"})
+STRATEGY = RepairStrategy.NUMERIC_COERCION
+ANSWERS = answers(STRATEGY)
 NEEDS = ("text_numeric_columns",)
 
 SCALAR_CONVERSIONS = frozenset({"float", "int"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from contracts.catalogue import RepairStrategy, answers
 from contracts.events.diagnosis import Suspect
 from libs.python_source.definitions import find_definition
 from libs.python_source.source_text import OverlappingEdits, Replacement, SourceText, apply_replacements
@@ -22,8 +23,8 @@ from services.repairer.source_tree import SourceTree
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 from services.repairer.unified_diff import parse_unified_diff
 
-STRATEGY = "revert_change"
-ANSWERS = frozenset({"feature_transformation", "training_config_change"})
+STRATEGY = RepairStrategy.REVERT_CHANGE
+ANSWERS = answers(STRATEGY)
 NEEDS = ("base_tree", "changed_code")
 MODULE_LEVEL = frozenset({"", "<module>"})
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".ini", ".cfg")

@@ -18,6 +18,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from contracts.catalogue import RepairStrategy, answers
 from libs.python_source.column_reads import column_reads, module_parents
 from libs.python_source.definitions import dict_literals, string_sequences, string_values
 from libs.python_source.imports import module_alias
@@ -26,8 +27,8 @@ from libs.python_source.source_text import Replacement, SourceText, apply_replac
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 
-STRATEGY = "unseen_category"
-ANSWERS = frozenset({"category_mapping"})
+STRATEGY = RepairStrategy.UNSEEN_CATEGORY
+ANSWERS = answers(STRATEGY)
 NEEDS = ("unseen_categories", "categorical_default")
 
 Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp

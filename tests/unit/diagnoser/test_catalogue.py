@@ -1,5 +1,6 @@
-"""The catalogue: each hypothesis wins on its own facts, falsification tests knock rivals out, and the
-decision abstains on no regression, a mixed cause, nothing supported, a low score or a small margin."""
+"""The catalogue: each hypothesis wins on its own facts (what was run carries most of the weight), falsification
+tests knock rivals out, and the decision abstains on no regression, a mixed cause, nothing supported, a low
+score or a small margin. Scores are calibrated: what could not be measured adds nothing and is never rescaled."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ CASES = {
         CODE,
         CLEAN_DATA,
         {
+            Fact.CHANGE_IN_FEATURE_CODE: 1,
             Fact.FEATURE_CODE_CHANGED: 1,
             Fact.OTHER_CODE_UNCHANGED: 1,
             Fact.FEATURES_DIFFER: 1,
@@ -49,6 +51,7 @@ CASES = {
         CODE,
         CLEAN_DATA,
         {
+            Fact.CHANGE_OUTSIDE_FEATURE_CODE: 1,
             Fact.FEATURE_CODE_UNCHANGED: 1,
             Fact.OTHER_CODE_CHANGED: 1,
             Fact.PARAMETERS_CHANGED: 1,
@@ -58,6 +61,7 @@ CASES = {
     "upstream_schema_change": of(
         DATA,
         {
+            Fact.RECOVERED_BY_SCHEMA: 1,
             Fact.READ_COLUMN_GONE: 1,
             Fact.RENAME_FOUND: 1,
             Fact.SCHEMA_RENAMED_OR_REMOVED: 1,
@@ -70,6 +74,7 @@ CASES = {
     "type_conversion": of(
         DATA,
         {
+            Fact.RECOVERED_BY_TYPE: 0.9,
             Fact.NUMERIC_AS_TEXT: 1,
             Fact.DATA_FAULT: 1,
             Fact.READ_COLUMNS_PRESENT: 1,
@@ -80,6 +85,7 @@ CASES = {
     "category_mapping": of(
         DATA,
         {
+            Fact.RECOVERED_BY_CATEGORY: 0.8,
             Fact.UNSEEN_CATEGORIES: 1,
             Fact.DATA_FAULT: 1,
             Fact.READ_COLUMNS_PRESENT: 1,
@@ -90,6 +96,7 @@ CASES = {
     "source_data_quality": of(
         DATA,
         {
+            Fact.RECOVERED_BY_QUALITY: 0.9,
             Fact.QUALITY_DEGRADED: 1,
             Fact.ASSERTION_FAILING: 1,
             Fact.DATA_FAULT: 1,
@@ -98,14 +105,23 @@ CASES = {
             Fact.CATEGORIES_KNOWN: 1,
         },
     ),
-    "covariate_drift": of(DATA, CLEAN_DATA, {Fact.SOURCE_SHIFTED: 1, Fact.FEATURES_SHIFTED: 1, Fact.LABEL_STABLE: 1}),
-    "label_shift": of(DATA, CLEAN_DATA, {Fact.LABEL_SHIFTED: 1, Fact.SOURCE_STABLE: 1, Fact.FEATURES_STABLE: 1}),
+    "covariate_drift": of(
+        DATA,
+        CLEAN_DATA,
+        {Fact.NO_SPECIFIC_RECOVERY: 1, Fact.SOURCE_SHIFTED: 1, Fact.FEATURES_SHIFTED: 1, Fact.LABEL_STABLE: 1},
+    ),
+    "label_shift": of(
+        DATA,
+        CLEAN_DATA,
+        # a prior shift moves the inputs too: the measured recovery decides, not "inputs unchanged"
+        {Fact.RECOVERED_BY_LABEL: 0.9, Fact.LABEL_SHIFTED: 1, Fact.SOURCE_SHIFTED: 1, Fact.OUTDONE_DRIFT: 0.8},
+    ),
 }
 
 
 def test_the_catalogue_has_the_nine_hypotheses() -> None:
     assert {spec.name for spec in CATALOGUE} | {UNKNOWN} == {*CASES, UNKNOWN}
-    for spec in CATALOGUE:
+    for spec in CATALOGUE:  # a score can never exceed 1: nothing is rescaled
         assert 0.9 - 1e-9 <= sum(spec.support.values()) <= 1.0 + 1e-9
 
 
@@ -133,8 +149,13 @@ def test_unchanged_source_rows_falsify_source_quality() -> None:
     assert quality.score == 0.0 and Fact.QUALITY_UNCHANGED in {c.fact for c in quality.counter}
 
 
-def test_a_data_fault_falsifies_covariate_drift_and_label_shift() -> None:
-    ranked = {h.name: h.score for h in rank_hypotheses(CASES["category_mapping"] | facts(source_columns_shifted=1))}
+def test_a_data_fault_that_wins_the_loss_back_falsifies_covariate_drift_and_label_shift() -> None:
+    measured = facts(
+        source_columns_shifted=1,
+        another_intervention_recovers_more_than_quantile_mapping=0.8,
+        another_intervention_recovers_more_than_the_label_mix=0.8,
+    )
+    ranked = {h.name: h.score for h in rank_hypotheses(CASES["category_mapping"] | measured)}
     assert ranked["covariate_drift"] < THRESHOLDS.abstain_below and ranked["label_shift"] == 0.0
 
 
@@ -195,15 +216,51 @@ def test_two_close_hypotheses_abstain_on_the_margin() -> None:
     assert decision.margin < THRESHOLDS.min_margin
 
 
-def test_a_missing_features_command_is_not_evidence_against_a_cause_in_the_feature_code() -> None:
-    """Without a features command nothing says whether the features differ: the support that could be measured
-    carries the score, and the rival code hypothesis is still falsified by where the change is."""
-    known = of(CODE, CLEAN_DATA, {Fact.FEATURE_CODE_CHANGED: 1.0, Fact.OTHER_CODE_UNCHANGED: 1.0})
+def test_what_could_not_be_measured_adds_nothing_and_is_reported_not_rescaled() -> None:
+    """Without a features command nothing says whether the features differ: the score is what was measured (no
+    clamping to 1.0, no scaling up), the hypothesis reports which share of its support could be measured, and
+    the rival code hypothesis is still falsified by where the isolated change is."""
+    known = of(CODE, CLEAN_DATA, {Fact.CHANGE_IN_FEATURE_CODE: 1.0, Fact.FEATURE_CODE_CHANGED: 1.0})
     features = frozenset({Fact.FEATURES_DIFFER, Fact.FEATURES_IDENTICAL, Fact.INVALID_VALUES_INTRODUCED})
-    unscaled = {h.name: h for h in rank_hypotheses(known)}
-    scaled = {h.name: h for h in rank_hypotheses(known, unmeasured=features)}
-    assert unscaled["feature_transformation"].score == 0.5
-    assert scaled["feature_transformation"].score == pytest.approx(0.5 / 0.6, abs=1e-4)
-    assert scaled["feature_transformation"].support_scale == pytest.approx(1 / 0.6, abs=1e-4)
-    assert scaled["training_config_change"].score == 0.0
-    assert scaled["label_shift"].score == 0.0  # scaling never lifts a hypothesis without its own fact
+    measured = {h.name: h for h in rank_hypotheses(known)}
+    unmeasured = {h.name: h for h in rank_hypotheses(known, unmeasured=features)}
+    assert measured["feature_transformation"].score == unmeasured["feature_transformation"].score == 0.8
+    assert measured["feature_transformation"].measured_share == 1.0
+    assert unmeasured["feature_transformation"].measured_share == pytest.approx(0.85)
+    assert unmeasured["training_config_change"].score == 0.0
+    decision = decide(rank_hypotheses(known, unmeasured=features), known, THRESHOLDS)
+    assert decision.hypothesis == "feature_transformation"
+
+
+def test_two_code_hypotheses_never_tie_at_a_clamped_score() -> None:
+    """The old failure: without a features command both code hypotheses were rescaled to 1.00 and tied."""
+    case = of(
+        CODE,
+        CLEAN_DATA,
+        {
+            Fact.CHANGE_OUTSIDE_FEATURE_CODE: 1.0,
+            Fact.FEATURE_CODE_CHANGED: 1.0,  # a docstring edit in a feature module beside the real change
+            Fact.OTHER_CODE_CHANGED: 1.0,
+            Fact.PARAMETERS_CHANGED: 1.0,
+        },
+    )
+    ranked = {h.name: h.score for h in rank_hypotheses(case)}
+    assert ranked["training_config_change"] - ranked["feature_transformation"] >= THRESHOLDS.min_margin
+
+
+def test_an_intervention_that_wins_back_more_falsifies_a_rival_data_cause() -> None:
+    case = of(
+        DATA,
+        {
+            Fact.QUALITY_DEGRADED: 1,  # binary flags moved with the label mix
+            Fact.RECOVERED_BY_LABEL: 0.9,
+            Fact.LABEL_SHIFTED: 1,
+            Fact.OUTDONE_QUALITY: 0.9,
+            Fact.SOURCE_SHIFTED: 1,
+            Fact.READ_COLUMNS_PRESENT: 1,
+            Fact.TYPES_UNCHANGED: 1,
+            Fact.CATEGORIES_KNOWN: 1,
+        },
+    )
+    decision = decide(rank_hypotheses(case), case, THRESHOLDS)
+    assert decision.hypothesis == "label_shift"

@@ -102,16 +102,28 @@ def test_unseen_categories_and_respellings(tmp_path: Path, thresholds: Diagnosis
     assert item.strength == 1.0
 
 
-def test_nulls_zeros_and_out_of_range_values_rise(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_invalid_values_rise_nulls_sentinels_and_impossible_negatives(
+    tmp_path: Path, thresholds: DiagnosisThresholds
+) -> None:
     incident = frame(2).astype({"spend": float, "tenure": float})
     incident.loc[:119, "spend"] = np.nan
+    incident.loc[120:179, "spend"] = -999.0
     incident.loc[:59, "tenure"] = -5
     item = source_quality_evidence(pairs(tmp_path, incident, thresholds), READ, thresholds)
     columns = item.values["columns"]
-    assert columns["spend"]["kind"] == "null" and columns["spend"]["rise"] == pytest.approx(0.2)
-    assert columns["tenure"]["kind"] == "out_of_range" and columns["tenure"]["rise"] == pytest.approx(0.1)
+    assert columns["spend"]["null_rate"][1] == pytest.approx(0.2) and columns["spend"]["sentinels"] == ["-999.0"]
+    assert columns["tenure"]["negative_rate"] == [0.0, pytest.approx(0.1)]
     assert item.values["null_columns"] == ["spend"] and item.values["faulty_columns"] == ["spend", "tenure"]
     assert item.strength == 1.0
+
+
+def test_valid_values_beyond_the_old_range_are_no_quality_fault(
+    tmp_path: Path, thresholds: DiagnosisThresholds
+) -> None:
+    """A new segment (tenure up to ten times what the approval window had) is drift, not invalid data."""
+    incident = frame(2)
+    incident.loc[:199, "tenure"] = incident.loc[:199, "tenure"] * 10
+    assert source_quality_evidence(pairs(tmp_path, incident, thresholds), READ, thresholds).strength == 0.0
 
 
 def test_a_small_noisy_rise_is_not_a_fault(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:

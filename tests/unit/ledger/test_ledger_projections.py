@@ -38,7 +38,7 @@ def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys
         "baseline": 0.91,
         "candidate": 0.84,
         "after_repair": 0.905,
-        "hypothesis": "feature_transform_regression",
+        "hypothesis": "feature_transformation",
         "confidence": 0.82,
         "reason": None,
         "publications": {"github": "created", "datahub": "created"},
@@ -81,7 +81,7 @@ CASES: list[tuple[str, Callable[[SampleKeys], list[SignedEvent]], dict[str, Any]
         lambda k: abstained_incident(k, "abstained"),
         {"status": "abstained", "phase": "diagnose", "reason": "two causes are close", "hypothesis": None},
     ),
-    ("withheld", _withheld, {"status": "withheld", "phase": "repair", "hypothesis": "feature_transform_regression"}),
+    ("withheld", _withheld, {"status": "withheld", "phase": "repair", "hypothesis": "feature_transformation"}),
     (
         "validation_failed",
         _validation_failed_then_published,

@@ -75,7 +75,7 @@ def report(top: str = "feature_transformation", in_service: bool = True) -> Diag
                 name=top, score=0.8, confidence="high", supporting=["ev-1"], counter=[], explanation="division"
             ),
             RankedHypothesis(
-                name="training_configuration", score=0.1, confidence="low", supporting=[], counter=[], explanation="-"
+                name="training_config_change", score=0.1, confidence="low", supporting=[], counter=[], explanation="-"
             ),
         ],
         invalid_values={"base": 0, "candidate": 3},

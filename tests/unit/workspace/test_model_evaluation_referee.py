@@ -13,24 +13,24 @@ from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import evaluate_model
 from tests.support.tiny_bundle import make_tiny_bundle
 
-FAKE_VERDICT = '''import json, sys
+FAKE_VERDICT = """import json, sys
 print(json.dumps({"metrics": {"accuracy": 0.99}}))
 with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
     out.write("row_id,prediction\\n")
     for line in list(open(sys.argv[sys.argv.index("--features") + 1]))[1:]:
         out.write(line.split(",")[0] + ",0\\n")
-'''
-READS_THE_LABEL = '''import csv, sys
+"""
+READS_THE_LABEL = """import csv, sys
 rows = list(csv.DictReader(open(sys.argv[sys.argv.index("--features") + 1])))
 with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
     out.write("row_id,prediction\\n")
     for r in rows:
         out.write(f"{r['row_id']},{r['label']}\\n")
-'''
-EXTRA_COLUMN = '''import sys
+"""
+EXTRA_COLUMN = """import sys
 with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
     out.write("row_id,prediction,note\\n0,1,secret\\n")
-'''
+"""
 
 
 def _bundle(tmp_path: Path, contract: str = "predict"):
@@ -55,7 +55,9 @@ def test_the_referee_scores_the_predictions_against_the_labels_it_kept(tmp_path:
 def test_a_workspace_that_prints_its_own_verdict_gets_the_referee_s(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path)
     (bundle.tree("candidate") / "predict.py").write_text(FAKE_VERDICT, encoding="utf-8")
-    result = evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate)
+    result = evaluate_model(
+        bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate
+    )
     assert result.metrics["accuracy"] < 0.7  # all-negative predictions on balanced rows, not the printed 0.99
 
 

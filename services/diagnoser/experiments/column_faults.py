@@ -1,0 +1,232 @@
+"""What is wrong, column by column, in the incident window's source data, measured against the approval window:
+the kinds of fault a repair can undo. Each fault says which cells (or rows) carry it, so the experiment can
+repair exactly those cells or score without those rows.
+
+- ``schema``: a column of the approval window is gone and a new column is distributed like it (a rename);
+- ``type``: a column numeric in the approval window arrives as formatted text ("1,234.50", "$12");
+- ``category``: a categorical column carries values the approval window never had;
+- ``quality``: invalid values rose: empty cells, a new point mass (a sentinel such as -999 or 0 that the
+  approval window hardly had), negative values where the approval window had none, text that is no number;
+- ``drift``: a numeric column's valid values moved (KS), for example beyond the approval window's range.
+
+Only rises that pass a two-proportion z-test count, so window noise is not a fault. Binary flags whose share
+moves with the label mix are no fault: both of their values were common before."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from services.diagnoser.profiling.drift import ks_statistic, psi_categorical
+from services.diagnoser.profiling.numbers import formatted_numbers, plain_numbers
+from services.diagnoser.thresholds import DiagnosisThresholds
+
+FaultKind = Literal["schema", "type", "category", "quality", "drift"]
+NULL_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "<na>", "#n/a", "-nan", "nat"})
+MIN_DISTINCT_FOR_DRIFT = 10
+POINT_MASS_RATIO = 10.0
+
+
+@dataclass(frozen=True)
+class ColumnFault:
+    kind: FaultKind
+    column: str
+    detail: dict[str, object] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "column": self.column, **self.detail}
+
+
+def is_null(cells: pd.Series) -> pd.Series:
+    return cells.fillna("").astype(str).str.strip().str.lower().isin(NULL_TOKENS)
+
+
+def find_faults(
+    approval: pd.DataFrame, incident: pd.DataFrame, label: str, thresholds: DiagnosisThresholds
+) -> list[ColumnFault]:
+    """``approval`` and ``incident`` are raw text frames (train and eval rows together)."""
+    faults: list[ColumnFault] = []
+    gone = [name for name in approval.columns if name not in incident.columns and name != label]
+    new = [name for name in incident.columns if name not in approval.columns and name != label]
+    faults.extend(_renames(approval, incident, gone, new, thresholds))
+    for name in approval.columns:
+        if name == label or name not in incident.columns:
+            continue
+        before, after = approval[name], incident[name]
+        numeric_before = numeric_share(before) >= thresholds.numeric_parse_rate
+        if numeric_before and _is_formatted_text(after, thresholds):
+            faults.append(ColumnFault("type", name, {"parse_rate": round(numeric_share(after), 4)}))
+            continue
+        if not numeric_before and _is_categorical(before, thresholds):
+            unseen = _unseen(before, after)
+            share = float(after.isin(unseen).mean()) if len(after) else 0.0
+            if unseen and share >= thresholds.unseen_share:
+                faults.append(
+                    ColumnFault("category", name, {"unseen": sorted(unseen)[:20], "row_share": round(share, 4)})
+                )
+        invalid = invalid_value_rises(before, after, numeric_before, thresholds)
+        if invalid:
+            faults.append(ColumnFault("quality", name, invalid))
+        if numeric_before:
+            drift = _drift(before, after, thresholds)
+            if drift:
+                faults.append(ColumnFault("drift", name, drift))
+    return faults
+
+
+def invalid_mask(cells: pd.Series, fault: ColumnFault) -> pd.Series:
+    """The cells of a quality fault: nulls, the sentinel values, negatives, unparsable text (as its detail says)."""
+    mask = pd.Series(False, index=cells.index)
+    detail = fault.detail
+    if "null_rate" in detail:
+        mask |= is_null(cells)
+    for value in detail.get("sentinels", []):  # type: ignore[attr-defined]
+        mask |= cells.astype(str).str.strip() == value
+    numbers = plain_numbers(cells)
+    if "negative_rate" in detail:
+        mask |= numbers < 0
+    if "unparsable_rate" in detail:
+        mask |= numbers.isna() & ~is_null(cells)
+    return mask
+
+
+def numeric_share(cells: pd.Series) -> float:
+    present = ~is_null(cells)
+    if not present.any():
+        return 0.0
+    return float(plain_numbers(cells[present]).notna().mean())
+
+
+def _is_formatted_text(cells: pd.Series, thresholds: DiagnosisThresholds) -> bool:
+    present = ~is_null(cells)
+    if not present.any():
+        return False
+    plain = float(plain_numbers(cells[present]).notna().mean())
+    formatted = float(formatted_numbers(cells[present]).notna().mean())
+    return plain < thresholds.numeric_parse_rate <= formatted
+
+
+def _is_categorical(cells: pd.Series, thresholds: DiagnosisThresholds) -> bool:
+    present = cells[~is_null(cells)]
+    return 0 < present.nunique() <= thresholds.max_categories
+
+
+def _unseen(before: pd.Series, after: pd.Series) -> set[str]:
+    known = set(before[~is_null(before)].astype(str))
+    return set(after[~is_null(after)].astype(str)) - known
+
+
+def _rise(before: float, after: float, sizes: tuple[int, int], thresholds: DiagnosisThresholds) -> float:
+    """The rise of a rate when it reaches ``rate_rise`` and passes the z-test, else 0."""
+    rise = after - before
+    n_before, n_after = sizes
+    if rise < thresholds.rate_rise or not n_before or not n_after:
+        return 0.0
+    pooled = (before * n_before + after * n_after) / (n_before + n_after)
+    error = math.sqrt(pooled * (1 - pooled) * (1 / n_before + 1 / n_after))
+    return rise if error == 0 or rise / error >= thresholds.rate_rise_z else 0.0
+
+
+def invalid_value_rises(
+    before: pd.Series, after: pd.Series, numeric: bool, thresholds: DiagnosisThresholds
+) -> dict[str, object]:
+    sizes = (len(before), len(after))
+    found: dict[str, object] = {}
+    nulls = (float(is_null(before).mean()), float(is_null(after).mean()))
+    if _rise(*nulls, sizes, thresholds):
+        found["null_rate"] = [round(nulls[0], 4), round(nulls[1], 4)]
+    if numeric:
+        sentinels = _new_point_masses(before, after, thresholds)
+        if sentinels:
+            found["sentinels"] = sentinels
+        b, a = plain_numbers(before), plain_numbers(after)
+        if (b.dropna() >= 0).all():
+            negatives = (float((b < 0).mean()), float((a < 0).mean()))
+            if _rise(*negatives, sizes, thresholds):
+                found["negative_rate"] = [round(negatives[0], 4), round(negatives[1], 4)]
+        unparsable = (float((b.isna() & ~is_null(before)).mean()), float((a.isna() & ~is_null(after)).mean()))
+        if _rise(*unparsable, sizes, thresholds):
+            found["unparsable_rate"] = [round(unparsable[0], 4), round(unparsable[1], 4)]
+    return found
+
+
+def _new_point_masses(before: pd.Series, after: pd.Series, thresholds: DiagnosisThresholds) -> list[str]:
+    """Values that became a point mass: at least ``rate_rise`` of the rows (significantly more than before) where
+    the approval window had fewer than ``rate_rise`` of them, and standing out from the column's other values
+    (at least ``POINT_MASS_RATIO`` times the median share of a value). A new segment's values spread over many
+    values; a sentinel piles onto one."""
+    b = before.astype(str).str.strip()
+    a = after.astype(str).str.strip()
+    shares_before, shares_after = b.value_counts(normalize=True), a.value_counts(normalize=True)
+    typical = float(shares_after.median()) if len(shares_after) else 0.0
+    found = []
+    for value, share in shares_after.items():
+        if str(value).lower() in NULL_TOKENS or float(share) < POINT_MASS_RATIO * typical:
+            continue
+        earlier = float(shares_before.get(value, 0.0))
+        if earlier < thresholds.rate_rise and _rise(earlier, float(share), (len(b), len(a)), thresholds):
+            found.append(str(value))
+    return sorted(found)[:5]
+
+
+def _drift(before: pd.Series, after: pd.Series, thresholds: DiagnosisThresholds) -> dict[str, object]:
+    b, a = plain_numbers(before).dropna(), plain_numbers(after).dropna()
+    if b.nunique() < MIN_DISTINCT_FOR_DRIFT or a.empty:
+        return {}
+    statistic, _ = ks_statistic(b, a)
+    if statistic < thresholds.ks_drift:
+        return {}
+    low, high = float(b.min()), float(b.max())
+    beyond = float(((a < low) | (a > high)).mean())
+    return {"ks": round(statistic, 4), "beyond_approval_range": round(beyond, 4), "range": [low, high]}
+
+
+def _renames(
+    approval: pd.DataFrame, incident: pd.DataFrame, gone: list[str], new: list[str], thresholds: DiagnosisThresholds
+) -> list[ColumnFault]:
+    faults = []
+    taken: set[str] = set()
+    for old in gone:
+        best: tuple[float, str] | None = None
+        for candidate in new:
+            if candidate in taken:
+                continue
+            distance = _distance(approval[old], incident[candidate], thresholds)
+            if (
+                distance is not None
+                and distance <= thresholds.rename_max_distance
+                and (best is None or distance < best[0])
+            ):
+                best = (distance, candidate)
+        if best is not None:
+            taken.add(best[1])
+            faults.append(ColumnFault("schema", old, {"renamed_to": best[1], "distance": round(best[0], 4)}))
+        else:
+            faults.append(ColumnFault("schema", old, {"renamed_to": None}))
+    return faults
+
+
+def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisThresholds) -> float | None:
+    if numeric_share(old) >= thresholds.numeric_parse_rate:
+        values = formatted_numbers(new)
+        if values.notna().mean() < thresholds.numeric_parse_rate:
+            return None
+        return ks_statistic(plain_numbers(old), values)[0]
+    if numeric_share(new) >= thresholds.numeric_parse_rate:
+        return None
+    return psi_categorical(old, new)
+
+
+def approval_fill(cells: pd.Series, thresholds: DiagnosisThresholds) -> str:
+    """The value an invalid cell is replaced with: the approval window's median (numbers) or mode (text)."""
+    valid = cells[~is_null(cells)]
+    numbers = plain_numbers(valid)
+    if len(valid) and numbers.notna().mean() >= thresholds.numeric_parse_rate:
+        median = float(np.nanmedian(numbers.to_numpy(dtype=float)))
+        return repr(int(median)) if median.is_integer() else repr(median)
+    modes = valid.astype(str).mode()
+    return str(modes.iloc[0]) if len(modes) else ""
