@@ -5,7 +5,8 @@ even if ``e`` is called three functions later. Every *use* of a forbidden name c
 a default argument, a list element), after alias resolution (see :mod:`libs.patch_guard.name_resolution`).
 On top of names: ``open`` and friends with a write, append, create or update mode (or a mode the code
 computes), methods that write or delete files on any object, ``getattr`` with a computed name, attributes
-that reach interpreter internals, star imports (they hide which names exist), and attribute chains that
+that reach interpreter internals (also when a string names them, the field path ``string.Formatter`` walks),
+star imports (they hide which names exist), and attribute chains that
 reach a dangerous module through another one (``logging.os.system``); attribute names like ``.system`` or
 ``.popen`` on any object, and ``os`` passed around as a value, because a module handed to a function
 travels under a name resolution cannot follow.
@@ -42,6 +43,8 @@ REEXPORTED_MODULES = frozenset(
 """Modules other modules commonly import, so ``anything.os.system`` reaches ``os.system``."""
 FORMAT_FIELD_ATTRIBUTE = re.compile(r"\{[^{}]*?\.(\w+)")
 """An attribute in a ``str.format`` field: ``"{0.__globals__}".format(f)`` reads it."""
+ATTRIBUTE_PATH = re.compile(r"(?:^|[.\[])(\w+)")
+"""An attribute in a field path given to ``string.Formatter().get_field("0.__globals__", ...)``."""
 FILE_MODE = re.compile(r"^[rwxabtU+]{1,5}$")
 WRITING_MODE_CHARACTERS = frozenset("wax+")
 
@@ -109,6 +112,9 @@ class _ModuleScan:
             for match in FORMAT_FIELD_ATTRIBUTE.finditer(node.value):
                 if match.group(1) in ESCAPE_ATTRIBUTES:
                     yield "interpreter_state", f"format field reaching {match.group(1)}"
+            for name in sorted({match.group(1) for match in ATTRIBUTE_PATH.finditer(node.value)}):
+                if name in ESCAPE_ATTRIBUTES and name.startswith("__"):
+                    yield "interpreter_state", f"string naming {name}"
 
     def _import_from(self, node: ast.ImportFrom) -> Iterator[tuple[Category, str]]:
         module = "." * node.level + (node.module or "")

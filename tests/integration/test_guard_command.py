@@ -71,9 +71,11 @@ def test_json_report(bundle: Path) -> None:
     assert report["files"] == ["pkg/features.py"] and report["workspace_config"] == str(bundle / "bundle.yaml")
     assert [check["name"] for check in report["checks"]] == list(CHECK_NAMES)
     assert {check["status"] for check in report["checks"]} <= {"passed", "failed", "skipped"}
-    [failed] = [check for check in report["checks"] if check["status"] == "failed"]
-    assert failed["name"] == "forbidden_constructs"
-    assert failed["findings"] == [{"detail": "process: os.system", "path": "pkg/features.py", "line": 10}]
+    failed = {check["name"]: check for check in report["checks"] if check["status"] == "failed"}
+    assert set(failed) == {"allowed_new_code", "always_refused", "forbidden_constructs"}
+    assert failed["forbidden_constructs"]["findings"] == [
+        {"detail": "process: os.system", "path": "pkg/features.py", "line": 10}
+    ]
 
 
 def test_without_a_bundle_the_central_paths_apply(tmp_path: Path) -> None:

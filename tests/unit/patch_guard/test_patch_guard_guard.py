@@ -36,7 +36,9 @@ def test_without_a_workspace_the_hunks_are_judged() -> None:
 def test_without_a_workspace_a_forbidden_call_is_still_refused() -> None:
     patched = GUARDED.replace("        return 0.0\n", "        return 0.0\n    o.system('id')\n")
     report = check_patch(GuardRequest(patch=diff(patched), policy=POLICY))
-    assert [check.name for check in report.failed()] == ["forbidden_constructs"]
+    assert [check.name for check in report.failed()] == ["allowed_new_code", "forbidden_constructs"]
+    [introduced] = report.check("allowed_new_code").findings
+    assert (introduced.detail.split(":")[0], introduced.line) == ("o.system", 12)
 
 
 def test_the_human_report_has_one_line_per_check_and_the_decision() -> None:
@@ -84,8 +86,10 @@ def test_the_repairer_judges_whole_files_when_given_the_workspace(tmp_path: Path
     patched = GUARDED.replace('    return o.path.join("cache", "features")\n', '    return o.popen("id").read()\n')
     patch = ProposedPatch(strategy="guarded_division", unified_diff=diff(patched))
     verdict = repairer_check_patch(patch, {"allowed_paths": ["pkg/*.py"]}, {}, workspace=tmp_path)
-    assert [(violation.rule, violation.detail) for violation in verdict.violations] == [
-        ("unsafe_token", "process: os.popen")
+    assert [(violation.rule, violation.detail.split(":")[0]) for violation in verdict.violations] == [
+        ("not_in_allow_list", ".read"),
+        ("not_in_allow_list", "os.popen"),
+        ("unsafe_token", "process"),
     ]
 
 
