@@ -4,8 +4,9 @@
 - ``rebinding``: an assignment into an imported module or object, or into builtins (``json.dumps = ...``,
   ``sys.stdout = ...``, ``os.environ["X"] = ...``, ``__builtins__["len"] = ...``), ``setattr``/``delattr``
   on anything but ``self``, a module-level rebinding of a builtin or an imported name (``print = ...``,
-  ``def f1_score(...)`` next to ``from sklearn.metrics import f1_score``), ``global`` for such a name, and a
-  function bound to an attribute (``Pipeline.predict = lambda self, X: ...``);
+  ``def f1_score(...)`` next to ``from sklearn.metrics import f1_score``), a module-level ``__getattr__`` or
+  ``__dir__``, ``global`` for such a name, and a function bound to an attribute
+  (``Pipeline.predict = lambda self, X: ...``);
 - ``exit``, ``outside_input``, ``blocking``, ``output``: the names of the tables;
 - ``unbounded_loop``: every ``while`` loop (the guard does not try to prove a bound: a repair iterates with
   ``for`` over something finite), ``iter(callable, sentinel)``, ``itertools.count``/``cycle``/``repeat``,
@@ -34,6 +35,8 @@ from libs.patch_guard.string_references import folded_string, names_label, outsi
 MODULE_NAMES = frozenset(sys.stdlib_module_names) | frozenset(MODULE_ALIASES) | {"__builtins__", "builtins"}
 """Names that are a module even when nothing in a hunk read alone imports them."""
 FUNCTION_WRAPPERS = frozenset({"functools.partial", "types.MethodType", "types.FunctionType"})
+MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
+"""Module-level functions that answer for every name the module does not have (PEP 562)."""
 MAX_SHOWN = 60
 
 
@@ -256,7 +259,9 @@ def _module_level_rebindings(
     import itself."""
     for statement in _module_level_statements(tree.body):
         for name in _statement_bindings(statement):
-            if name in BUILTIN_NAMES:
+            if name in MODULE_HOOKS:
+                yield statement, "rebinding", f"defines the module hook {name}"
+            elif name in BUILTIN_NAMES:
                 yield statement, "rebinding", f"rebinds the builtin {name}"
             elif name in imported:
                 yield statement, "rebinding", f"rebinds the imported name {name}"

@@ -5,11 +5,11 @@ even if ``e`` is called three functions later. Every *use* of a forbidden name c
 a default argument, a list element), after alias resolution (see :mod:`libs.patch_guard.name_resolution`).
 On top of names: ``open`` and friends with a write, append, create or update mode (or a mode the code
 computes), methods that write or delete files on any object, ``getattr`` with a computed name, attributes
-that reach interpreter internals (also when a string names them, the field path ``string.Formatter`` walks),
-star imports (they hide which names exist), and attribute chains that
-reach a dangerous module through another one (``logging.os.system``); attribute names like ``.system`` or
-``.popen`` on any object, and ``os`` passed around as a value, because a module handed to a function
-travels under a name resolution cannot follow.
+that reach interpreter internals (also when a string names the dunder ones: a field path ``string.Formatter``
+walks, an expression ``DataFrame.query`` evaluates), star imports (they hide which names exist), and
+attribute chains that reach a dangerous module through another one (``logging.os.system``); attribute names
+like ``.system`` or ``.popen`` on any object, and ``os`` passed around as a value, because a module handed to
+a function travels under a name resolution cannot follow.
 
 A patch is judged by the constructs it *adds*: :func:`new_constructs` compares the file after the patch
 with the file before, construct by construct, so a repair next to existing code is not blamed for it.
@@ -43,8 +43,9 @@ REEXPORTED_MODULES = frozenset(
 """Modules other modules commonly import, so ``anything.os.system`` reaches ``os.system``."""
 FORMAT_FIELD_ATTRIBUTE = re.compile(r"\{[^{}]*?\.(\w+)")
 """An attribute in a ``str.format`` field: ``"{0.__globals__}".format(f)`` reads it."""
-ATTRIBUTE_PATH = re.compile(r"(?:^|[.\[])(\w+)")
-"""An attribute in a field path given to ``string.Formatter().get_field("0.__globals__", ...)``."""
+NAMED_IN_TEXT = re.compile(r"(?<![A-Za-z0-9_])(__\w+?__)(?![A-Za-z0-9_])")
+"""An interpreter-internal name inside a string: a field path ``string.Formatter().get_field("0.__globals__")``
+walks, an expression ``frame.query("@__import__('os')...")`` evaluates."""
 FILE_MODE = re.compile(r"^[rwxabtU+]{1,5}$")
 WRITING_MODE_CHARACTERS = frozenset("wax+")
 
@@ -112,8 +113,8 @@ class _ModuleScan:
             for match in FORMAT_FIELD_ATTRIBUTE.finditer(node.value):
                 if match.group(1) in ESCAPE_ATTRIBUTES:
                     yield "interpreter_state", f"format field reaching {match.group(1)}"
-            for name in sorted({match.group(1) for match in ATTRIBUTE_PATH.finditer(node.value)}):
-                if name in ESCAPE_ATTRIBUTES and name.startswith("__"):
+            for name in sorted({match.group(1) for match in NAMED_IN_TEXT.finditer(node.value)}):
+                if name in ESCAPE_ATTRIBUTES:
                     yield "interpreter_state", f"string naming {name}"
 
     def _import_from(self, node: ast.ImportFrom) -> Iterator[tuple[Category, str]]:

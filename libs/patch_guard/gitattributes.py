@@ -4,7 +4,8 @@ GitLab's ``gitlab-generated``), read the way git reads them.
 Every ``.gitattributes`` from the workspace root down to the path's folder applies, a deeper file after a
 shallower one and a later line after an earlier one; the last line that sets or unsets the attribute wins
 (``attr``, ``attr=true`` set it; ``-attr``, ``!attr``, ``attr=false`` unset it). A pattern without a ``/``
-matches a file name at any depth below its ``.gitattributes``; one with a ``/`` is relative to it.
+matches a file name at any depth below its ``.gitattributes``; one with a ``/`` is relative to it; as in
+git, a folder pattern (``gen/``) marks no file, ``gen/**`` marks the files below it.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ def _line_verdict(line: str, relative: str) -> bool | None:
 
 
 def _matches(pattern: str, relative: str) -> bool:
-    pattern = pattern.removesuffix("/**")
-    if "/" not in pattern.rstrip("/"):
-        return matches_glob(relative, f"**/{pattern}") or matches_glob(relative, f"**/{pattern}/**")
-    anchored = pattern.lstrip("/")
-    return matches_glob(relative, anchored) or matches_glob(relative, f"{anchored}/**")
+    """As git matches an attributes pattern: a folder pattern never matches the files inside it (that takes
+    ``folder/**``)."""
+    if pattern.endswith("/"):
+        return False
+    if "/" not in pattern:
+        return matches_glob(relative, f"**/{pattern}")
+    return matches_glob(relative, pattern.removeprefix("/"))
