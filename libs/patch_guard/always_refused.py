@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from libs.patch_guard.changed_statements import ChangedStatements
 from libs.patch_guard.constructs import MODULE_ALIASES, normalised
-from libs.patch_guard.name_resolution import BUILTIN_NAMES, Resolver
+from libs.patch_guard.module_uses import resolver_with
+from libs.patch_guard.name_resolution import BUILTIN_NAMES
 from libs.patch_guard.refused_names import REFUSED_ATTRIBUTES, RefusedCategory, refused_category
 from libs.patch_guard.string_references import folded_string, names_label, outside_reference
 
@@ -51,11 +52,14 @@ class RefusedFinding:
         return self.category, self.description
 
 
-def refused_constructs(tree: ast.AST, labels: tuple[str, ...] = ()) -> list[tuple[RefusedFinding, ast.AST]]:
-    """Every always-refused construct of ``tree`` with the node it is on, in source order."""
-    found = list(_Scan(tree, labels).findings())
+def refused_constructs(
+    tree: ast.Module, labels: tuple[str, ...] = (), outer_imports: tuple[ast.stmt, ...] = ()
+) -> list[tuple[RefusedFinding, ast.AST]]:
+    """Every always-refused construct of ``tree`` with the node it is on, in source order; ``outer_imports``
+    resolve its names too (for a hunk parsed alone: the imports the rest of the hunks make)."""
+    found = list(_Scan(tree, labels, outer_imports).findings())
     unique = {(finding.key, finding.line, id(node)): (finding, node) for finding, node in found}
-    return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].description))
+    return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].description, pair[0].category))
 
 
 def new_refused(
@@ -73,14 +77,14 @@ def new_refused(
             unchanged[finding.key].append(finding)
     for key, findings in unchanged.items():
         added.extend(findings[before_count[key] :])
-    return sorted(set(added), key=lambda finding: (finding.line, finding.description))
+    return sorted(set(added), key=lambda finding: (finding.line, finding.description, finding.category))
 
 
 class _Scan:
-    def __init__(self, tree: ast.AST, labels: tuple[str, ...]) -> None:
+    def __init__(self, tree: ast.Module, labels: tuple[str, ...], outer_imports: tuple[ast.stmt, ...]) -> None:
         self.tree = tree
         self.labels = labels
-        self.resolver = Resolver(tree)
+        self.resolver = resolver_with(tree, outer_imports)
         self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
         self.imported = _import_bound_names(tree)
         self.functions = {

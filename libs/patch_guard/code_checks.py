@@ -23,8 +23,8 @@ from libs.patch_guard.config_text_rules import config_line_problems
 from libs.patch_guard.content_checks import is_python
 from libs.patch_guard.file_images import FileImage
 from libs.patch_guard.fragments import Fragment, parse_fragments
-from libs.patch_guard.identifier_scripts import identifier_problem, identifiers
-from libs.patch_guard.module_uses import Use, bound_names, module_uses
+from libs.patch_guard.identifier_scripts import identifier_problem, identifiers, tree_identifiers
+from libs.patch_guard.module_uses import Use, bound_names, module_uses, top_level_imports
 from libs.patch_guard.new_code_allowlist import NewCodeAllowList
 from libs.patch_guard.report import CheckResult, Finding, judged
 
@@ -81,12 +81,14 @@ def _whole_trees(image: FileImage) -> tuple[ast.Module, ast.Module] | None:
 def _hunk_introductions(image: FileImage, allowed: NewCodeAllowList) -> list[Finding]:
     old_side = parse_fragments([pair for hunk in image.change.hunks for pair in hunk.numbered(" -")], strict=False)
     added = parse_fragments([pair for hunk in image.change.hunks for pair in hunk.numbered("+")])
-    local = frozenset().union(*(bound_names(fragment.tree) for fragment in (*old_side.fragments, *added.fragments)))
-    known = {use for fragment in old_side.fragments for use in module_uses(fragment.tree, local)}
+    everything = (*old_side.fragments, *added.fragments)
+    local = frozenset().union(*(bound_names(fragment.tree) for fragment in everything))
+    imports = tuple(node for fragment in everything for node in top_level_imports(fragment.tree))
+    known = {use for fragment in old_side.fragments for use in module_uses(fragment.tree, local, imports)}
     findings = [
         _introduced(image.path, use, fragment.file_line(line))
         for fragment in added.fragments
-        for use, line in sorted(module_uses(fragment.tree, local).items(), key=lambda item: (item[1], item[0]))
+        for use, line in sorted(module_uses(fragment.tree, local, imports).items(), key=lambda item: (item[1], item[0]))
         if use not in known and not allowed.admits(use)
     ]
     findings.extend(
@@ -107,10 +109,10 @@ def _python_refusals(image: FileImage, labels: tuple[str, ...]) -> list[Finding]
         _refused(image.path, finding)
         for finding in new_refused(before_findings, refused_constructs(after, labels), changed)
     ]
-    known = frozenset(name for _, name in identifiers(image.before or ""))
+    known = frozenset(name for _, name in (*identifiers(image.before or ""), *tree_identifiers(before)))
     found.extend(
         Finding(detail=f"identifier: {problem}", path=image.path, line=line)
-        for line, name in identifiers(image.after or "")
+        for line, name in (*identifiers(image.after or ""), *tree_identifiers(after))
         if line in image.added_lines and (problem := identifier_problem(name, known)) is not None
     )
     return _unique(found)
@@ -119,17 +121,22 @@ def _python_refusals(image: FileImage, labels: tuple[str, ...]) -> list[Finding]
 def _hunk_refusals(image: FileImage, labels: tuple[str, ...]) -> list[Finding]:
     added_lines = [pair for hunk in image.change.hunks for pair in hunk.numbered("+")]
     fragments: tuple[Fragment, ...] = parse_fragments(added_lines).fragments
+    old_side = parse_fragments([pair for hunk in image.change.hunks for pair in hunk.numbered(" -")], strict=False)
+    imports = tuple(node for fragment in (*old_side.fragments, *fragments) for node in top_level_imports(fragment.tree))
     found = [
         _refused(image.path, RefusedFinding(finding.category, finding.description, fragment.file_line(finding.line)))
         for fragment in fragments
-        for finding, _ in refused_constructs(fragment.tree, labels)
+        for finding, _ in refused_constructs(fragment.tree, labels, imports)
     ]
     old_side = "\n".join(text for hunk in image.change.hunks for _, text in hunk.numbered(" -"))
     known = frozenset(name for _, name in identifiers(old_side))
-    for number, text in added_lines:
-        for _, name in identifiers(text):
-            if (problem := identifier_problem(name, known)) is not None:
-                found.append(Finding(detail=f"identifier: {problem}", path=image.path, line=number))
+    written = [(number, name) for number, text in added_lines for _, name in identifiers(text)]
+    parsed = [
+        (fragment.file_line(line), name) for fragment in fragments for line, name in tree_identifiers(fragment.tree)
+    ]
+    for number, name in (*written, *parsed):
+        if (problem := identifier_problem(name, known)) is not None:
+            found.append(Finding(detail=f"identifier: {problem}", path=image.path, line=number))
     return _unique(found)
 
 

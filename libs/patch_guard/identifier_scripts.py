@@ -1,7 +1,8 @@
 """Identifiers a reviewer can misread: letters of several scripts in one identifier (a Latin ``o`` next to
 a Cyrillic U+043E), and any non-ASCII identifier the module did not already use.
 
-Identifiers are read as written, with :mod:`tokenize`, before Python's NFKC normalisation (which makes
+Identifiers are read as written, with :mod:`tokenize`, before Python's NFKC normalisation (and from the
+syntax tree as well, for those inside f-strings) (which makes
 ``eval`` written in fullwidth letters the name ``eval``). A letter's script is the first word of its Unicode
 name, after a ``FULLWIDTH``/``HALFWIDTH`` prefix (``CYRILLIC SMALL LETTER O`` is Cyrillic,
 ``MATHEMATICAL BOLD SMALL A`` is a script of its own); digits and ``_`` have none.
@@ -9,6 +10,7 @@ name, after a ``FULLWIDTH``/``HALFWIDTH`` prefix (``CYRILLIC SMALL LETTER O`` is
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -17,6 +19,23 @@ from collections.abc import Iterator
 
 WIDTH_PREFIXES = frozenset({"FULLWIDTH", "HALFWIDTH"})
 WORD = re.compile(r"[^\W\d]\w*")
+
+
+def tree_identifiers(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, identifier) of every name the syntax tree holds, after NFKC: also those inside an f-string,
+    which :mod:`tokenize` leaves in one string token before Python 3.12."""
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Name):
+            yield line, node.id
+        elif isinstance(node, ast.Attribute):
+            yield line, node.attr
+        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg is not None):
+            yield line, node.arg
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield line, node.name
+        elif isinstance(node, ast.alias):
+            yield line, node.asname or node.name
 
 
 def identifiers(source: str) -> Iterator[tuple[int, str]]:

@@ -50,17 +50,32 @@ def is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
-def module_uses(tree: ast.AST, outer_locals: frozenset[str] = frozenset()) -> dict[Use, int]:
-    """Every use in ``tree`` with the first line it appears on. ``outer_locals`` are names bound outside
-    ``tree`` (for a hunk parsed alone: what the rest of the hunks bind)."""
+def module_uses(
+    tree: ast.Module, outer_locals: frozenset[str] = frozenset(), outer_imports: tuple[ast.stmt, ...] = ()
+) -> dict[Use, int]:
+    """Every use in ``tree`` with the first line it appears on. For a hunk parsed alone, ``outer_locals``
+    are the names the rest of the hunks bind, and ``outer_imports`` the imports they make, which resolve
+    the hunk's names as if they were in it."""
     found: dict[Use, int] = {}
-    for use, line in _UseScan(tree, outer_locals).uses():
+    for use, line in _UseScan(tree, outer_locals, outer_imports).uses():
         found.setdefault(use, line)
     return found
 
 
+def resolver_with(tree: ast.Module, outer_imports: tuple[ast.stmt, ...]) -> Resolver:
+    """Alias resolution for ``tree``, with imports made elsewhere (the rest of the hunks) in scope."""
+    if not outer_imports:
+        return Resolver(tree)
+    return Resolver(ast.Module(body=[*outer_imports, *tree.body], type_ignores=[]))
+
+
+def top_level_imports(tree: ast.Module) -> tuple[ast.stmt, ...]:
+    return tuple(node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom))
+
+
 def bound_names(tree: ast.AST) -> frozenset[str]:
-    """Every name ``tree`` binds (assignments, parameters, definitions, loop and ``with`` targets...)."""
+    """Every name ``tree`` binds other than by an import (assignments, parameters, definitions, loop and
+    ``with`` targets...): an import's name is resolved, never a local."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -71,8 +86,6 @@ def bound_names(tree: ast.AST) -> frozenset[str]:
             names.add(node.id)
         elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
             names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name.split(".", 1)[0])
     return frozenset(names)
 
 
@@ -99,9 +112,9 @@ def own_attribute_names(tree: ast.AST) -> frozenset[str]:
 
 
 class _UseScan:
-    def __init__(self, tree: ast.AST, outer_locals: frozenset[str]) -> None:
+    def __init__(self, tree: ast.Module, outer_locals: frozenset[str], outer_imports: tuple[ast.stmt, ...]) -> None:
         self.tree = tree
-        self.resolver = Resolver(tree)
+        self.resolver = resolver_with(tree, outer_imports)
         self.outer_locals = outer_locals - set(self.resolver.aliases)
         self.own_attributes = own_attribute_names(tree)
         self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}

@@ -8,7 +8,7 @@ import pytest
 
 from libs.patch_guard.always_refused import new_refused, refused_constructs
 from libs.patch_guard.changed_statements import ChangedStatements
-from libs.patch_guard.identifier_scripts import identifier_problem, scripts
+from libs.patch_guard.identifier_scripts import identifier_problem, identifiers, scripts, tree_identifiers
 
 LABELS = ("churned",)
 
@@ -147,3 +147,10 @@ def test_identifier_problems() -> None:
     assert "did not use before" in (identifier_problem("a\u00f1o", frozenset()) or "")
     assert identifier_problem("a\u00f1o", frozenset({"a\u00f1o"})) is None
     assert identifier_problem("m\u043enths", frozenset({"m\u043enths"})) is not None, "mixed scripts: always"
+
+
+def test_identifiers_inside_f_strings_are_read_from_the_tree() -> None:
+    """Before Python 3.12 an f-string is one token; its names are still in the syntax tree."""
+    source = 'label = f"{m\u043enths:.1f} months"\n'
+    assert "m\u043enths" in {name for _, name in tree_identifiers(ast.parse(source))}
+    assert {name for _, name in identifiers("import os as o\n")} == {"import", "os", "as", "o"}

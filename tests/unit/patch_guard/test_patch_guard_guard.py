@@ -73,6 +73,17 @@ def test_without_a_workspace_the_old_side_of_the_hunks_stands_in_for_the_module(
     assert "always_refused" in [check.name for check in report.failed()]
 
 
+def test_without_a_workspace_the_old_side_s_imports_resolve_the_added_lines() -> None:
+    """``import os as np`` in the context: ``np.replace`` is ``os.replace``, not the allowed method."""
+    before = "import os as np\n\ndef f(x):\n    return x\n"
+    after = before.replace("    return x\n", '    np.replace("data/eval.csv", "data/train.csv")\n    return x\n')
+    report = check_patch(GuardRequest(patch=diff(after, before=before, path="pkg/m.py"), policy=POLICY))
+    assert [finding.detail.split(":")[0] for finding in report.check("allowed_new_code").findings] == ["os.replace"]
+    numpy = before.replace("import os as np", "import numpy as np")
+    uses_numpy = numpy.replace("    return x\n", "    return np.where(x > 0, x, 0.0)\n")
+    assert check_patch(GuardRequest(patch=diff(uses_numpy, before=numpy, path="pkg/m.py"), policy=POLICY)).accepted
+
+
 def test_a_bundle_s_label_reaches_the_guard_through_the_repairer(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "features.py").write_text(FEATURES, encoding="utf-8")
