@@ -5,8 +5,9 @@
   ``sys.stdout = ...``, ``os.environ["X"] = ...``, ``__builtins__["len"] = ...``), ``setattr``/``delattr``
   on anything but ``self``, a module-level rebinding of a builtin or an imported name (``print = ...``,
   ``def f1_score(...)`` next to ``from sklearn.metrics import f1_score``), a module-level ``__getattr__`` or
-  ``__dir__``, ``global`` for such a name, and a function bound to an attribute
-  (``Pipeline.predict = lambda self, X: ...``);
+  ``__dir__``, ``global`` for such a name, a function bound to an attribute
+  (``Pipeline.predict = lambda self, X: ...``), and a method that changes an imported list, dict or set in
+  place (``COLUMNS.append(...)`` after ``from pkg.columns import COLUMNS``);
 - ``exit``, ``outside_input``, ``blocking``, ``output``: the names of the tables;
 - ``unbounded_loop``: every ``while`` loop (the guard does not try to prove a bound: a repair iterates with
   ``for`` over something finite), ``iter(callable, sentinel)``, ``itertools.count``/``cycle``/``repeat``,
@@ -36,6 +37,10 @@ from libs.patch_guard.string_references import folded_string, names_label, outsi
 MODULE_NAMES = frozenset(sys.stdlib_module_names) | frozenset(MODULE_ALIASES) | {"__builtins__", "builtins"}
 """Names that are a module even when nothing in a hunk read alone imports them."""
 FUNCTION_WRAPPERS = frozenset({"functools.partial", "types.MethodType", "types.FunctionType"})
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "sort", "reverse"}
+)
+"""Methods that change a list, dict or set in place: on an imported object, they change it for every importer."""
 MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
 """Module-level functions that answer for every name the module does not have (PEP 562)."""
 MAX_SHOWN = 60
@@ -171,6 +176,11 @@ class _Scan:
         return normalised(qualified[0]) if qualified else None
 
     def _call(self, node: ast.Call) -> Iterator[tuple[RefusedCategory, str]]:
+        function = node.func
+        if isinstance(function, ast.Attribute) and function.attr in MUTATING_METHODS:
+            owner = self._imported_owner(function.value)
+            if owner is not None:
+                yield "rebinding", f"mutates {owner} (.{function.attr})"
         called = {normalised(name) for name in self.resolver.qualified(node.func)}
         if called & {"setattr", "delattr"} and node.args:
             first = node.args[0]
@@ -178,9 +188,9 @@ class _Scan:
                 yield "rebinding", f"{sorted(called & {'setattr', 'delattr'})[0]}({_shown(first)}, ...)"
         if "iter" in called and len(node.args) == 2:
             yield "unbounded_loop", "iter(callable, sentinel)"
-        function = self._enclosing_function(node)
-        if function is not None and _calls_itself(node.func, function):
-            yield "unbounded_loop", f"{function.name}() calls itself"
+        enclosing = self._enclosing_function(node)
+        if enclosing is not None and _calls_itself(node.func, enclosing):
+            yield "unbounded_loop", f"{enclosing.name}() calls itself"
 
     def _function_bound_to_attribute(self, node: ast.Assign) -> Iterator[tuple[RefusedCategory, str]]:
         value = node.value

@@ -33,6 +33,8 @@ def categories(source: str) -> set[str]:
         ("def fake(self, x):\n    return x\n\nmodel.predict = fake", "rebinding"),
         ("def __getattr__(name):\n    return 0.99", "rebinding"),
         ("import json\n\ndef f():\n    global json\n    json = None", "rebinding"),
+        ("from pkg.columns import COLUMNS\nCOLUMNS.append('support_calls')", "rebinding"),
+        ("import sklearn\nsklearn.config.update(x=1)", "rebinding"),
         ("raise SystemExit(0)", "exit"),
         ("import sys as s\ns.exit(0)", "exit"),
         ("from os import _exit\n_exit(0)", "exit"),
@@ -85,6 +87,7 @@ def test_refused(source: str, category: str) -> None:
         "def f(months):\n    return g(months)",
         "def transform(self, x):\n    return super().transform(x)",
         "import time\nstarted = time.perf_counter()",
+        "COLUMNS = ['a']\nCOLUMNS.append('b')\ndef f(rows):\n    rows.sort()\n    out = []\n    out.append(1)",
     ],
 )
 def test_not_refused(source: str) -> None:
@@ -113,9 +116,9 @@ def test_a_call_is_changed_when_only_its_argument_line_is() -> None:
 
 
 def test_a_loop_is_changed_by_its_header_not_its_body() -> None:
-    before = "while queue:\n    queue.pop()\n"
-    assert refused_after(before, "while queue:\n    queue.pop(0)\n", {2}) == []
-    assert refused_after(before, "while queue or True:\n    queue.pop()\n", {1}) == ["1: while queue or True"]
+    before = "jobs = [1]\nwhile jobs:\n    jobs.pop()\n"
+    assert refused_after(before, "jobs = [1]\nwhile jobs:\n    jobs.pop(0)\n", {3}) == []
+    assert refused_after(before, "jobs = [1]\nwhile jobs or True:\n    jobs.pop()\n", {2}) == ["2: while jobs or True"]
 
 
 def test_a_name_redirected_by_the_patch_counts_on_an_unchanged_line() -> None:
