@@ -101,9 +101,8 @@ class _Scan:
             for category, description in self._node(node):
                 line = getattr(node, "lineno", 0)
                 yield RefusedFinding(category=category, description=description, line=line), node
-        if isinstance(self.tree, ast.Module):
-            for statement, category, description in _module_level_rebindings(self.tree, self.imported):
-                yield RefusedFinding(category=category, description=description, line=statement.lineno), statement
+        for statement, category, description in _module_level_rebindings(self.tree, self.imported):
+            yield RefusedFinding(category=category, description=description, line=statement.lineno), statement
 
     def _node(self, node: ast.AST) -> Iterator[tuple[RefusedCategory, str]]:
         if isinstance(node, ast.Import | ast.ImportFrom):
