@@ -4,11 +4,13 @@ A comment or a string that says ``eval`` is not a call to ``eval``; ``e = eval``
 even if ``e`` is called three functions later. Every *use* of a forbidden name counts (a call, an alias,
 a default argument, a list element), after alias resolution (see :mod:`libs.patch_guard.name_resolution`).
 On top of names: ``open`` and friends with a write, append, create or update mode (or a mode the code
-computes), methods that write or delete files on any object, ``getattr`` with a computed name, attributes
-that reach interpreter internals, star imports (they hide which names exist), and attribute chains that
-reach a dangerous module through another one (``logging.os.system``); attribute names like ``.system`` or
-``.popen`` on any object, and ``os`` passed around as a value, because a module handed to a function
-travels under a name resolution cannot follow.
+computes), methods that write or delete files on any object, ``.rename``/``.replace`` on what is visibly a
+path (:mod:`libs.patch_guard.path_values`), ``getattr`` with a computed name, attributes that reach
+interpreter internals (also when a string names the dunder ones: a field path ``string.Formatter``
+walks, an expression ``DataFrame.query`` evaluates), star imports (they hide which names exist), and
+attribute chains that reach a dangerous module through another one (``logging.os.system``); attribute names
+like ``.system`` or ``.popen`` on any object, and ``os`` passed around as a value, because a module handed to
+a function travels under a name resolution cannot follow.
 
 A patch is judged by the constructs it *adds*: :func:`new_constructs` compares the file after the patch
 with the file before, construct by construct, so a repair next to existing code is not blamed for it.
@@ -35,6 +37,7 @@ from libs.patch_guard.constructs import (
     normalised,
 )
 from libs.patch_guard.name_resolution import Resolver, literal_getattr
+from libs.patch_guard.path_values import PathValues
 
 REEXPORTED_MODULES = frozenset(
     {"os", "posix", "sys", "subprocess", "builtins", "__builtins__", "importlib", "socket", "shutil", "ctypes"}
@@ -42,8 +45,13 @@ REEXPORTED_MODULES = frozenset(
 """Modules other modules commonly import, so ``anything.os.system`` reaches ``os.system``."""
 FORMAT_FIELD_ATTRIBUTE = re.compile(r"\{[^{}]*?\.(\w+)")
 """An attribute in a ``str.format`` field: ``"{0.__globals__}".format(f)`` reads it."""
+NAMED_IN_TEXT = re.compile(r"(?<![A-Za-z0-9_])(__\w+?__)(?![A-Za-z0-9_])")
+"""An interpreter-internal name inside a string: a field path ``string.Formatter().get_field("0.__globals__")``
+walks, an expression ``frame.query("@__import__('os')...")`` evaluates."""
 FILE_MODE = re.compile(r"^[rwxabtU+]{1,5}$")
 WRITING_MODE_CHARACTERS = frozenset("wax+")
+PATH_MOVING_METHODS = frozenset({"rename", "replace"})
+"""File moves on a ``pathlib.Path``, value operations on a Series or a string: refused on a path receiver."""
 
 
 class ConstructFinding(BaseModel):
@@ -80,6 +88,7 @@ class _ModuleScan:
     def __init__(self, tree: ast.AST) -> None:
         self.tree = tree
         self.resolver = Resolver(tree)
+        self.paths = PathValues(tree, self.resolver)
         self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
     def findings(self) -> Iterator[ConstructFinding]:
@@ -109,6 +118,9 @@ class _ModuleScan:
             for match in FORMAT_FIELD_ATTRIBUTE.finditer(node.value):
                 if match.group(1) in ESCAPE_ATTRIBUTES:
                     yield "interpreter_state", f"format field reaching {match.group(1)}"
+            for name in sorted({match.group(1) for match in NAMED_IN_TEXT.finditer(node.value)}):
+                if name in ESCAPE_ATTRIBUTES:
+                    yield "interpreter_state", f"string naming {name}"
 
     def _import_from(self, node: ast.ImportFrom) -> Iterator[tuple[Category, str]]:
         module = "." * node.level + (node.module or "")
@@ -170,6 +182,8 @@ class _ModuleScan:
                 yield "file_write", f"{sorted(called & OPENERS)[0]}(..., {writes})"
         elif isinstance(node.func, ast.Attribute):
             yield from _method_call(node, node.func.attr)
+            if node.func.attr in PATH_MOVING_METHODS and self.paths.is_path(node.func.value):
+                yield "file_write", f".{node.func.attr}() on a path"
 
     def _named(self, qualified: str, construct: str) -> Iterator[tuple[Category, str]]:
         category = forbidden_category(normalised(qualified))

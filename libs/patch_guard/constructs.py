@@ -28,7 +28,7 @@ FORBIDDEN_NAMES: dict[Category, frozenset[str]] = {
     "process": _names(
         "subprocess pty multiprocessing concurrent.futures.ProcessPoolExecutor signal os.system os.popen os.fork"
         " os.forkpty os.kill os.killpg os.abort os.startfile asyncio.subprocess asyncio.create_subprocess_exec"
-        " asyncio.create_subprocess_shell platform.popen pipes commands"
+        " asyncio.create_subprocess_shell platform.popen pipes commands pydoc"
     ),
     "network": _names(
         "socket socketserver ssl select selectors asyncio.open_connection asyncio.start_server urllib.request"
@@ -45,13 +45,14 @@ FORBIDDEN_NAMES: dict[Category, frozenset[str]] = {
         " os.lchmod os.fchmod os.chown os.lchown os.fchown os.link os.symlink os.truncate os.ftruncate os.write"
         " os.writev os.pwrite os.pwritev os.open os.mkdir os.makedirs os.mkfifo os.mknod os.utime os.chflags"
         " os.sendfile os.copy_file_range numpy.save numpy.savez numpy.savez_compressed numpy.savetxt joblib.dump"
+        " logging.FileHandler logging.handlers logging.config"
     ),
     "interpreter_state": _names(
         "globals locals vars setattr delattr __builtins__ __loader__ __spec__ builtins sys.modules sys.path"
         " sys.meta_path sys.path_hooks sys.path_importer_cache sys.settrace sys.setprofile sys.addaudithook"
         " sys._getframe sys.excepthook inspect.currentframe inspect.stack inspect.trace inspect.getouterframes"
         " inspect.getinnerframes gc operator.attrgetter operator.methodcaller atexit os.environ os.environb"
-        " os.putenv os.unsetenv"
+        " os.putenv os.unsetenv string.Formatter"
     ),
 }
 """Qualified names (modules, functions, attributes) whose use is forbidden, by category."""

@@ -1,5 +1,6 @@
 """Checks on what a patch writes: hidden characters, whether it applies, whether the Python still parses,
-and which forbidden constructs it adds (on the syntax tree, see :mod:`libs.patch_guard.ast_rules`)."""
+and which forbidden constructs it adds (on the syntax tree, see :mod:`libs.patch_guard.ast_rules`): the
+deny-list, a second layer under the allow-list of :mod:`libs.patch_guard.code_checks`."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ a header. Git's extended headers are kept because they change files without a si
 ``new file mode 120000`` creates a symbolic link, ``old mode``/``new mode`` flips the executable bit,
 ``rename from``/``rename to`` moves a file, ``deleted file mode`` removes one, ``Binary files ... differ``
 and ``GIT binary patch`` carry bytes nobody can review. Text between file sections is ignored, as
-``git apply`` ignores it; a hunk outside a file section, or a file patched twice, is malformed.
+``git apply`` ignores it; a hunk outside a file section, a file patched twice, or a git file section that
+says nothing (no hunk, no binary content, no creation, deletion, rename, copy or mode change) is malformed.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ def parse_diff(text: str) -> list[FileChange]:
         line = lines[index]
         if line.startswith("diff --git "):
             section, index = _git_section(lines, index)
+            _refuse_a_section_that_says_nothing(section)
         elif line.startswith("--- "):
             section = _Section([])
             index = _plain_headers(lines, index, section)
@@ -295,6 +297,17 @@ def _binary_name(name: str, prefix: str) -> str | None:
     if name.startswith('"'):
         name = unquote(name)[0]
     return None if name == DEV_NULL else strip_prefix(name, prefix)
+
+
+def _refuse_a_section_that_says_nothing(section: _Section) -> None:
+    """A ``diff --git`` header with no hunk changes no line: either the patch was cut, or the section is there
+    to make a reviewer, a tool and ``git apply`` count its files differently."""
+    if section.hunks or section.binary or section.operation is not None:
+        return
+    if section.old_mode is not None and section.new_mode is not None and section.old_mode != section.new_mode:
+        return
+    name = section.new_path or section.old_path
+    raise MalformedDiff(f"git file section for {name} has no hunks and changes nothing")
 
 
 def _refuse_repeated_files(changes: list[FileChange]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from libs.patch_guard.diff_parse import FileChange
-from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks, created_text
+from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks_marking_added, created_text, split_lines
 from libs.patch_guard.paths import path_shape_problem, symlink_on_path
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -29,6 +29,8 @@ class FileImage(BaseModel):
     """``before`` and ``after`` are the whole file (``after`` is None for a deletion)."""
     problem: str | None = None
     """Why the patch does not apply to the workspace."""
+    added_lines: frozenset[int] = frozenset()
+    """The numbers of the lines of ``after`` the patch adds, when ``known``."""
 
 
 def file_images(changes: list[FileChange], workspace: Path | None) -> list[FileImage]:
@@ -39,43 +41,46 @@ def _image(change: FileChange, workspace: Path | None) -> FileImage:
     path = change.path
     if change.operation == "create":
         after = created_text(change.hunks)
-        if workspace is not None and (problem := _absent(workspace, path)):
-            return FileImage(path=path, change=change, before="", after=after, known=True, problem=problem)
-        return FileImage(path=path, change=change, before="", after=after, known=True)
+        everything = frozenset(range(1, len(split_lines(after)) + 1))
+        problem = _absent(workspace, path) if workspace is not None else None
+        return FileImage(
+            path=path, change=change, before="", after=after, known=True, problem=problem, added_lines=everything
+        )
     if workspace is None or change.old_path is None:
         return FileImage(path=path, change=change)
-    before = _read(workspace, change.old_path)
-    if isinstance(before, _Unreadable):
+    before = read_workspace_text(workspace, change.old_path)
+    if isinstance(before, Unreadable):
         return FileImage(path=path, change=change, problem=before.reason)
     if change.operation == "delete":
         return FileImage(path=path, change=change, before=before, known=True)
     try:
-        after = apply_hunks(before, change.hunks)
+        after, added = apply_hunks_marking_added(before, change.hunks)
     except HunkMismatch as error:
         return FileImage(path=path, change=change, before=before, problem=str(error))
-    return FileImage(path=path, change=change, before=before, after=after, known=True)
+    return FileImage(path=path, change=change, before=before, after=after, known=True, added_lines=added)
 
 
-class _Unreadable(BaseModel):
+class Unreadable(BaseModel):
     reason: str
 
 
-def _read(workspace: Path, path: str) -> str | _Unreadable:
+def read_workspace_text(workspace: Path, path: str) -> str | Unreadable:
+    """The UTF-8 text of a plain workspace path with no symbolic link on it, or why it cannot be read."""
     if path_shape_problem(path):
-        return _Unreadable(reason="not read: not a plain path inside the workspace")
+        return Unreadable(reason="not read: not a plain path inside the workspace")
     if symlink_on_path(workspace, path):
-        return _Unreadable(reason="not read: a symbolic link is on the path")
+        return Unreadable(reason="not read: a symbolic link is on the path")
     file = workspace / path
     if not file.is_file():
-        return _Unreadable(reason="no such file in the workspace")
+        return Unreadable(reason="no such file in the workspace")
     if file.stat().st_size > MAX_FILE_BYTES:
-        return _Unreadable(reason=f"larger than {MAX_FILE_BYTES} bytes")
+        return Unreadable(reason=f"larger than {MAX_FILE_BYTES} bytes")
     try:
         return file.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
-        return _Unreadable(reason="the workspace file is not UTF-8 text")
+        return Unreadable(reason="the workspace file is not UTF-8 text")
     except OSError as error:
-        return _Unreadable(reason=f"unreadable: {error.strerror or error}")
+        return Unreadable(reason=f"unreadable: {error.strerror or error}")
 
 
 def _absent(workspace: Path, path: str) -> str | None:

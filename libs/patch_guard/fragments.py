@@ -1,5 +1,6 @@
-"""Forbidden constructs of a hunk's lines when the whole file is not known (no workspace, or a file that
-does not apply): the weaker, fail-closed fallback of :mod:`libs.patch_guard.ast_rules`.
+"""A hunk's lines read as Python when the whole file is not known (no workspace, or a file that does not
+apply): the weaker, fail-closed fallback of every check on the syntax tree (forbidden constructs here, the
+allow-list of new code and the always-refused constructs in :mod:`libs.patch_guard.code_checks`).
 
 Each run of consecutive added lines is parsed on its own (dedented, a block opener completed with
 ``pass``, an ``elif``/``else``/``except`` given its head), else line by line (also inside brackets or a
@@ -16,6 +17,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,29 +44,63 @@ class FragmentScan(BaseModel):
     unverifiable: tuple[UnverifiableLine, ...]
 
 
-def scan_lines(numbered: Sequence[tuple[int, str]], categories: Collection[Category]) -> FragmentScan:
-    """Findings of the lines (line number, text), one run of consecutive line numbers at a time."""
-    findings: list[ConstructFinding] = []
+@dataclass(frozen=True)
+class Fragment:
+    """A piece of a hunk parsed on its own; its line 1 is line ``first_line`` of the file."""
+
+    first_line: int
+    tree: ast.Module
+
+    def file_line(self, line: int) -> int:
+        return self.first_line + line - 1
+
+
+@dataclass(frozen=True)
+class FragmentParse:
+    fragments: tuple[Fragment, ...]
+    unverifiable: tuple[UnverifiableLine, ...]
+
+
+def parse_fragments(numbered: Sequence[tuple[int, str]], *, strict: bool = True) -> FragmentParse:
+    """The lines (line number, text) parsed one run of consecutive line numbers at a time, else one line at
+    a time; what cannot be read is unverifiable. ``strict=False`` reads runs with a triple quote or a line
+    continuation too, line by line: for the old side of hunks, which only tells what the module already
+    has (a misread there hides a line, or reads a string's text as code)."""
+    fragments: list[Fragment] = []
     unverifiable: list[UnverifiableLine] = []
     for run in _runs(numbered):
-        run_findings, run_unverifiable = _scan_run(run, categories)
-        findings.extend(run_findings)
+        run_fragments, run_unverifiable = _parse_run(run, strict)
+        fragments.extend(run_fragments)
         unverifiable.extend(run_unverifiable)
-    return FragmentScan(findings=tuple(findings), unverifiable=tuple(unverifiable))
+    return FragmentParse(fragments=tuple(fragments), unverifiable=tuple(unverifiable))
 
 
-def _scan_run(
-    run: list[tuple[int, str]], categories: Collection[Category]
-) -> tuple[list[ConstructFinding], list[UnverifiableLine]]:
+def scan_lines(numbered: Sequence[tuple[int, str]], categories: Collection[Category]) -> FragmentScan:
+    """Forbidden constructs of the lines (line number, text)."""
+    parsed = parse_fragments(numbered)
+    findings = [
+        finding.model_copy(update={"line": fragment.file_line(finding.line)})
+        for fragment in parsed.fragments
+        for finding in forbidden_constructs(fragment.tree, categories)
+    ]
+    return FragmentScan(findings=tuple(findings), unverifiable=parsed.unverifiable)
+
+
+def _parse_run(run: list[tuple[int, str]], strict: bool) -> tuple[list[Fragment], list[UnverifiableLine]]:
     for number, text in run:
         if '"""' in text or "'''" in text or text.rstrip("\r").endswith("\\"):
+            if not strict:
+                return _parse_lines(run)
             reason = "a multi-line string or a line continuation cannot be read without the whole file"
             return [], [UnverifiableLine(line=number, reason=reason)]
-    first = run[0][0]
     tree = _parse_block([text for _, text in run])
     if tree is not None:
-        return _shifted(forbidden_constructs(tree, categories), first), []
-    findings: list[ConstructFinding] = []
+        return [Fragment(first_line=run[0][0], tree=tree)], []
+    return _parse_lines(run)
+
+
+def _parse_lines(run: list[tuple[int, str]]) -> tuple[list[Fragment], list[UnverifiableLine]]:
+    fragments: list[Fragment] = []
     unverifiable: list[UnverifiableLine] = []
     for number, text in run:
         if not text.strip() or text.strip().startswith("#"):
@@ -73,8 +109,8 @@ def _scan_run(
         if tree is None:
             unverifiable.append(UnverifiableLine(line=number, reason="does not parse on its own"))
         else:
-            findings.extend(_shifted(forbidden_constructs(tree, categories), number))
-    return findings, unverifiable
+            fragments.append(Fragment(first_line=number, tree=tree))
+    return fragments, unverifiable
 
 
 def _parse_block(lines: list[str]) -> ast.Module | None:
@@ -113,10 +149,6 @@ def _completions(source: str) -> Iterator[str]:
         if last.rstrip().endswith(":"):
             indent = len(last) - len(last.lstrip())
             yield candidate + " " * (indent + 4) + "pass\n"
-
-
-def _shifted(findings: list[ConstructFinding], first_line: int) -> list[ConstructFinding]:
-    return [finding.model_copy(update={"line": first_line + finding.line - 1}) for finding in findings]
 
 
 def _runs(numbered: Sequence[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.patch_guard.code_checks import check_allowed_new_code, check_always_refused
 from libs.patch_guard.content_checks import (
     check_applies_cleanly,
     check_forbidden_constructs,
@@ -19,6 +20,7 @@ from libs.patch_guard.content_checks import (
 from libs.patch_guard.diff_headers import MalformedDiff
 from libs.patch_guard.diff_parse import FileChange, parse_diff
 from libs.patch_guard.file_images import file_images
+from libs.patch_guard.generated_files import check_generated_code
 from libs.patch_guard.policy import EffectivePolicy
 from libs.patch_guard.report import CHECK_NAMES, CheckResult, Finding, GuardReport, judged, passed, skipped
 from libs.patch_guard.structure_checks import (
@@ -80,6 +82,7 @@ def _checks(request: GuardRequest, changes: list[FileChange]) -> list[CheckResul
         check_file_types(changes, policy),
         check_permitted_paths(changes, policy),
         check_protected_paths(changes, policy),
+        check_generated_code(images, policy.central.generated_paths, workspace),
         check_max_files(changes, policy),
         check_max_changed_lines(changes, policy),
         check_strategy(request.strategy, policy),
@@ -87,6 +90,8 @@ def _checks(request: GuardRequest, changes: list[FileChange]) -> list[CheckResul
         check_no_hidden_text(changes, images),
         check_applies_cleanly(images, workspace is not None),
         check_python_syntax(images),
+        check_allowed_new_code(images, policy.central.new_code),
+        check_always_refused(images, policy.labels),
         check_forbidden_constructs(images, policy.central.forbidden_constructs),
     ]
 

@@ -26,8 +26,15 @@ def split_lines(text: str) -> list[str]:
 
 
 def apply_hunks(before: str, hunks: Sequence[Hunk]) -> str:
+    return apply_hunks_marking_added(before, hunks)[0]
+
+
+def apply_hunks_marking_added(before: str, hunks: Sequence[Hunk]) -> tuple[str, frozenset[int]]:
+    """The text after the hunks, and the numbers of its lines the hunks add (where they really landed,
+    which is not always the line a hunk header names)."""
     lines = split_lines(before)
     result: list[str] = []
+    added: set[int] = set()
     cursor = 0
     for number, hunk in enumerate(hunks, start=1):
         old = hunk.old_side()
@@ -36,10 +43,15 @@ def apply_hunks(before: str, hunks: Sequence[Hunk]) -> str:
         if position is None:
             raise HunkMismatch(f"hunk {number} (line {hunk.old_start}) does not match the file")
         result.extend(lines[cursor:position])
-        result.extend(hunk.new_side())
+        for line in hunk.lines:
+            if line.marker == "-":
+                continue
+            result.append(line.with_ending)
+            if line.marker == "+":
+                added.add(len(result))
         cursor = position + len(old)
     result.extend(lines[cursor:])
-    return "".join(result)
+    return "".join(result), frozenset(added)
 
 
 def created_text(hunks: Sequence[Hunk]) -> str:

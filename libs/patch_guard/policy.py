@@ -5,7 +5,7 @@ section (other sections belong to other phases and are ignored here). A workspac
 narrow it: the permitted paths are the central globs *and* the workspace's globs (a path must match
 both), the protected paths are the union, the size limits are the smaller of the two. Nothing a
 workspace says can permit a file type, a file operation, a path or a construct the central policy does
-not.
+not, nor widen the allow-list of new code; it adds its label columns, which a repair may never name.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from libs.central_policy import (
 )
 from libs.patch_guard.constructs import CATEGORIES, Category
 from libs.patch_guard.globs import matches_any
+from libs.patch_guard.new_code_allowlist import NewCodeAllowList
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
 
 CENTRAL_POLICY_ENV = CENTRAL_POLICY_VARIABLE
@@ -47,6 +48,10 @@ class CentralRepairPolicy(BaseModel):
     max_changed_lines: int = Field(ge=1)
     max_patch_bytes: int = Field(ge=1)
     forbidden_constructs: tuple[Category, ...] = CATEGORIES
+    new_code: NewCodeAllowList = NewCodeAllowList()
+    """What a repair may introduce beyond what the patched module already uses (none when absent)."""
+    generated_paths: tuple[str, ...] = ()
+    """Globs of generated files, never edited (besides files whose header or .gitattributes says so)."""
     strategies: tuple[str, ...] = ()
     """The repair strategies the platform permits (the repairer tries them; the guard checks the name)."""
     division: dict[str, Any] | None = None
@@ -65,6 +70,8 @@ class EffectivePolicy(BaseModel):
     max_files: int
     max_changed_lines: int
     strategies: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+    """The workspace's label columns: a repair never adds a reference to one."""
 
     def unpermitted_scope(self, path: str) -> tuple[str, ...] | None:
         """The first scope ``path`` matches no glob of, or None when it is permitted."""
@@ -85,6 +92,7 @@ def effective_policy(central: CentralRepairPolicy, workspace: WorkspaceRepairCon
         strategies=tuple(
             name for name in central.strategies if workspace.strategies is None or name in workspace.strategies
         ),
+        labels=workspace.labels,
     )
 
 

@@ -8,9 +8,12 @@ or concerns an input that was not given.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
+
+UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"})
 
 CHECK_NAMES: tuple[str, ...] = (
     "patch_readable",
@@ -23,6 +26,7 @@ CHECK_NAMES: tuple[str, ...] = (
     "file_types",
     "permitted_paths",
     "protected_paths",
+    "generated_code",
     "max_files",
     "max_changed_lines",
     "strategy_permitted",
@@ -30,6 +34,8 @@ CHECK_NAMES: tuple[str, ...] = (
     "no_hidden_text",
     "applies_cleanly",
     "python_syntax",
+    "allowed_new_code",
+    "always_refused",
     "forbidden_constructs",
 )
 
@@ -94,13 +100,34 @@ def judged(name: str, findings: list[Finding], ok: str, failed: str) -> CheckRes
 
 
 def human_lines(report: GuardReport) -> list[str]:
-    """One line per check (``PASS name: reason``), then the decision."""
+    """One line per check (``PASS name: reason``), then the decision. What a finding quotes from the patch
+    (a path, an identifier) is escaped: a control character cannot move the cursor, clear the terminal or
+    start a new line that reads like another check."""
     lines = []
     for check in report.checks:
         reason = check.reason
         if check.findings:
             reason += ": " + "; ".join(finding.describe() for finding in check.findings)
-        lines.append(f"{STATUS_LABEL[check.status]} {check.name}: {reason}")
+        lines.append(f"{STATUS_LABEL[check.status]} {check.name}: {printable(reason)}")
     failed = [check.name for check in report.failed()]
     lines.append(f"REFUSED: {', '.join(failed)}" if failed else "ACCEPTED")
     return lines
+
+
+def printable(text: str) -> str:
+    """``text`` with every control, format, separator, private-use, surrogate or unassigned character
+    escaped (``\x1b``, ``\u202e``), and backslashes doubled so that an escape cannot be forged."""
+    escaped = []
+    for char in text:
+        code = ord(char)
+        if char == "\\":
+            escaped.append("\\\\")
+        elif unicodedata.category(char) not in UNPRINTABLE_CATEGORIES:
+            escaped.append(char)
+        elif code < 0x100:
+            escaped.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            escaped.append(f"\\u{code:04x}")
+        else:
+            escaped.append(f"\\U{code:08x}")
+    return "".join(escaped)

@@ -2,7 +2,7 @@
 files it must never edit (the evaluation entry point, the test targets).
 
 Two documents carry it: a scenario bundle's ``bundle.yaml`` (``workspace.repair_paths``,
-``workspace.evaluate``, ``workspace.tests``) and a model policy (``repair.allowed_paths``,
+``workspace.evaluate``, ``workspace.tests``, ``workspace.label``) and a model policy (``repair.allowed_paths``,
 ``repair.protected_paths``, ``repair.max_files``, ``repair.max_changed_lines``, ``workspace.evaluate``).
 Either can only narrow the central policy (see :mod:`libs.patch_guard.policy`).
 """
@@ -35,6 +35,8 @@ class WorkspaceRepairConfig(BaseModel):
     evaluate: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     strategies: tuple[str, ...] | None = None
+    labels: tuple[str, ...] = ()
+    """The label (target) columns: ``workspace.label``, one name or a list."""
 
     @field_validator("path_scopes")
     @classmethod
@@ -91,6 +93,7 @@ def workspace_config_from_document(document: Mapping[str, Any], origin: str) -> 
             evaluate=tuple(_strings(workspace.get("evaluate") or [], origin)),
             tests=tuple(_strings(workspace.get("tests") or [], origin)),
             strategies=tuple(_strings(repair["strategies"], origin)) if "strategies" in repair else None,
+            labels=tuple(_labels(workspace.get("label"), origin)),
         )
     except ValidationError as error:
         raise WorkspaceConfigError(f"{origin}: {error.errors()[0]['msg']}") from error
@@ -113,6 +116,14 @@ def _section(document: Mapping[str, Any], name: str, origin: str) -> Mapping[str
     if not isinstance(section, Mapping):
         raise WorkspaceConfigError(f"{origin}: '{name}' is not a mapping")
     return section
+
+
+def _labels(value: Any, origin: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    return _strings(value, origin)
 
 
 def _strings(value: Any, origin: str) -> list[str]:

@@ -45,6 +45,7 @@ RULE_OF_CHECK = {
     "file_types": "file_type_not_permitted",
     "permitted_paths": "path_not_allowed",
     "protected_paths": "path_protected",
+    "generated_code": "generated_file",
     "max_files": "too_many_files",
     "max_changed_lines": "too_many_changed_lines",
     "strategy_permitted": "strategy_not_permitted",
@@ -52,6 +53,8 @@ RULE_OF_CHECK = {
     "no_hidden_text": "hidden_text",
     "applies_cleanly": "patch_does_not_apply",
     "python_syntax": "syntax_error",
+    "allowed_new_code": "not_in_allow_list",
+    "always_refused": "always_refused",
     "forbidden_constructs": "unsafe_token",
 }
 """The guard's check names in the repairer's rule vocabulary (``unsafe_token`` is now an AST finding)."""

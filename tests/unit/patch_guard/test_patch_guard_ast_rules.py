@@ -119,3 +119,31 @@ def test_hunks_alone_refuse_what_they_cannot_read() -> None:
     scan = scan_lines([(5, '"""'), (6, "import subprocess"), (7, '"""')], CATEGORIES)
     assert scan.unverifiable and not scan.findings
     assert scan_lines([(5, "x = (1 +")], CATEGORIES).unverifiable
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from pathlib import Path\nPath('data/eval.csv').rename('data/train.csv')",
+        "from pathlib import Path\ndef f(path: Path):\n    path.replace(path.parent / 'x.csv')",
+        "import pathlib as p\nROOT = p.Path('.')\n(ROOT / 'tests').rename('gone')",
+        "from pathlib import Path\nclass L:\n    def __init__(self):\n        self.root = Path('.')\n"
+        "    def f(self):\n        self.root.with_suffix('.bak').rename('x')",
+        "from pathlib import Path\nfor item in Path('.').glob('*.csv'):\n    item.rename(item.name + '.old')",
+    ],
+)
+def test_moving_a_file_through_a_path_is_a_file_write(source: str) -> None:
+    assert "file_write" in categories(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "frame = frame.rename(columns={'a': 'b'})",
+        "def f(s):\n    return s.replace(0, float('nan')).rename('ratio')",
+        "from pathlib import Path\nname = str(Path('x')).replace('/', '_')",
+        "import numpy as np\nratio = (a / b).rename('ratio')",
+    ],
+)
+def test_renaming_a_series_or_a_string_is_not(source: str) -> None:
+    assert categories(source) == set()

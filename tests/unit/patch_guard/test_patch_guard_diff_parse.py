@@ -8,7 +8,7 @@ import pytest
 
 from libs.patch_guard.diff_headers import MalformedDiff
 from libs.patch_guard.diff_parse import parse_diff
-from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks
+from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks, apply_hunks_marking_added
 
 
 def test_a_plain_unified_diff() -> None:
@@ -64,6 +64,9 @@ def test_a_carriage_return_stays_inside_its_line() -> None:
         ("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-b\n+c\n", "twice"),
         ("--- a/x.py\nnot a header\n", "without '+++'"),
         ("--- a/x.py\n+++ b/x.py\n", "no hunks"),
+        ("diff --git a/x.py b/x.py\nindex 1..2 100644\n", "no hunks and changes nothing"),
+        ("diff --git a/x.py b/x.py\nold mode 100644\nnew mode 100644\n", "no hunks and changes nothing"),
+        ("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\ndiff --git a/y.py b/y.py\n", "changes nothing"),
     ],
 )
 def test_malformed(text: str, says: str) -> None:
@@ -77,6 +80,24 @@ def test_hunks_apply_at_their_line_or_the_nearest_offset() -> None:
     assert apply_hunks("z\na\nb\n", change.hunks) == "z\na\nA\nb\n"
     with pytest.raises(HunkMismatch):
         apply_hunks("x\ny\n", change.hunks)
+
+
+def test_a_git_section_without_hunks_is_read_when_its_headers_change_something() -> None:
+    """A mode change, a rename, a deletion: judged by file_operations, not malformed."""
+    text = (
+        "diff --git a/m.py b/m.py\nold mode 100644\nnew mode 100755\n"
+        "diff --git a/r.py b/s.py\nsimilarity index 100%\nrename from r.py\nrename to s.py\n"
+        "diff --git a/e.py b/e.py\ndeleted file mode 100644\nindex 1..0\n"
+    )
+    assert [change.operation for change in parse_diff(text)] == ["modify", "rename", "delete"]
+
+
+def test_the_added_lines_are_where_the_hunks_really_landed() -> None:
+    """The hunk says line 1; the file has two more lines above, so git (and the guard) place it at line 3."""
+    [change] = parse_diff("--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,3 @@\n a\n+A\n b\n@@ -5 +6,2 @@\n e\n+E\n")
+    after, added = apply_hunks_marking_added("y\nz\na\nb\nc\nd\ne\n", change.hunks)
+    assert after == "y\nz\na\nA\nb\nc\nd\ne\nE\n"
+    assert added == {4, 9}
 
 
 def test_missing_final_newline_is_kept() -> None:

@@ -36,7 +36,9 @@ def test_without_a_workspace_the_hunks_are_judged() -> None:
 def test_without_a_workspace_a_forbidden_call_is_still_refused() -> None:
     patched = GUARDED.replace("        return 0.0\n", "        return 0.0\n    o.system('id')\n")
     report = check_patch(GuardRequest(patch=diff(patched), policy=POLICY))
-    assert [check.name for check in report.failed()] == ["forbidden_constructs"]
+    assert [check.name for check in report.failed()] == ["allowed_new_code", "forbidden_constructs"]
+    [introduced] = report.check("allowed_new_code").findings
+    assert (introduced.detail.split(":")[0], introduced.line) == ("o.system", 12)
 
 
 def test_the_human_report_has_one_line_per_check_and_the_decision() -> None:
@@ -45,6 +47,53 @@ def test_the_human_report_has_one_line_per_check_and_the_decision() -> None:
     assert len(lines) == len(CHECK_NAMES) + 1
     assert "FAIL protected_paths: protected path: tests/test_x.py: protected by 'tests/**'" in lines
     assert lines[-1].startswith("REFUSED: ") and "protected_paths" in lines[-1]
+
+
+def test_the_human_report_escapes_what_the_patch_controls() -> None:
+    """A file name with a terminal escape and a line break cannot clear the screen or forge an ACCEPTED line."""
+    name = "pkg/x\\033[2J\\nACCEPTED\\342\\200\\256.py"
+    patch = f'--- "a/{name}"\n+++ "b/{name}"\n@@ -1 +1 @@\n-a = 1\n+a = 2\n'
+    lines = human_lines(check_patch(GuardRequest(patch=patch, policy=POLICY)))
+    text = "\n".join(lines)
+    assert "\x1b" not in text and "\u202e" not in text and lines.count("ACCEPTED") == 0
+    assert len(lines) == len(CHECK_NAMES) + 1
+    assert any("pkg/x\\x1b[2J\\x0aACCEPTED\\u202e.py" in line for line in lines)
+
+
+def test_without_a_workspace_the_old_side_of_the_hunks_stands_in_for_the_module() -> None:
+    """The context line that defines ``months`` makes it known; ``np.where`` is on the allow-list; the hunk
+    alone cannot know ``total_spend``, so it refuses it (fail closed)."""
+    uses_context = GUARDED.replace("        return 0.0\n", "        return months\n")
+    assert check_patch(GuardRequest(patch=diff(uses_context), policy=POLICY)).accepted
+    unknown = GUARDED.replace("        return 0.0\n", "        return total_spend\n")
+    report = check_patch(GuardRequest(patch=diff(unknown), policy=POLICY))
+    assert [check.name for check in report.failed()] == ["allowed_new_code"]
+    exits = GUARDED.replace("        return 0.0\n", "        raise SystemExit(0)\n")
+    report = check_patch(GuardRequest(patch=diff(exits), policy=POLICY))
+    assert "always_refused" in [check.name for check in report.failed()]
+
+
+def test_without_a_workspace_the_old_side_s_imports_resolve_the_added_lines() -> None:
+    """``import os as np`` in the context: ``np.replace`` is ``os.replace``, not the allowed method."""
+    before = "import os as np\n\ndef f(x):\n    return x\n"
+    after = before.replace("    return x\n", '    np.replace("data/eval.csv", "data/train.csv")\n    return x\n')
+    report = check_patch(GuardRequest(patch=diff(after, before=before, path="pkg/m.py"), policy=POLICY))
+    assert [finding.detail.split(":")[0] for finding in report.check("allowed_new_code").findings] == ["os.replace"]
+    numpy = before.replace("import os as np", "import numpy as np")
+    uses_numpy = numpy.replace("    return x\n", "    return np.where(x > 0, x, 0.0)\n")
+    assert check_patch(GuardRequest(patch=diff(uses_numpy, before=numpy, path="pkg/m.py"), policy=POLICY)).accepted
+
+
+def test_a_bundle_s_label_reaches_the_guard_through_the_repairer(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "features.py").write_text(FEATURES, encoding="utf-8")
+    leaked = FEATURES.replace("months: int) -> float:", 'months: int, unit: str = "churned") -> float:')
+    spec = {"repair_paths": ["pkg/*.py"], "label": "churned"}
+    patch = ProposedPatch(strategy="guarded_division", unified_diff=diff(leaked))
+    assert repairer_check_patch(patch, CENTRAL.model_dump(mode="json"), {"repair_paths": ["pkg/*.py"]}).allowed
+    verdict = repairer_check_patch(patch, CENTRAL.model_dump(mode="json"), spec, workspace=tmp_path)
+    assert [violation.rule for violation in verdict.violations] == ["always_refused"]
+    assert "the label column 'churned'" in verdict.violations[0].detail
 
 
 def test_an_oversized_or_binary_payload_is_not_read() -> None:
@@ -84,8 +133,10 @@ def test_the_repairer_judges_whole_files_when_given_the_workspace(tmp_path: Path
     patched = GUARDED.replace('    return o.path.join("cache", "features")\n', '    return o.popen("id").read()\n')
     patch = ProposedPatch(strategy="guarded_division", unified_diff=diff(patched))
     verdict = repairer_check_patch(patch, {"allowed_paths": ["pkg/*.py"]}, {}, workspace=tmp_path)
-    assert [(violation.rule, violation.detail) for violation in verdict.violations] == [
-        ("unsafe_token", "process: os.popen")
+    assert [(violation.rule, violation.detail.split(":")[0]) for violation in verdict.violations] == [
+        ("not_in_allow_list", ".read"),
+        ("not_in_allow_list", "os.popen"),
+        ("unsafe_token", "process"),
     ]
 
 

@@ -46,6 +46,29 @@ def test_the_shipped_central_policy_loads() -> None:
     assert "**/conftest.py" in central.protected_paths and "tests/**" in central.protected_paths
 
 
+def test_the_shipped_allow_list_and_generated_paths() -> None:
+    central = load_central_policy(DEFAULT_CENTRAL_POLICY)
+    assert {"abs", "min", "max", "round", "len", "float", "int", "str", "bool", "isinstance"} <= set(
+        central.new_code.builtins
+    )
+    assert {
+        "numpy.where",
+        "numpy.isfinite",
+        "numpy.nan_to_num",
+        "numpy.clip",
+        "pandas.to_numeric",
+        "pandas.isna",
+    } <= set(central.new_code.module_names)
+    assert {"fillna", "replace", "astype", "where", "clip", "map", "rename", "get"} <= set(central.new_code.methods)
+    assert not {"eval", "exec", "open", "getattr", "print", "input"} & set(central.new_code.builtins)
+    assert "**/*_pb2.py" in central.generated_paths
+
+
+def test_without_new_code_nothing_is_admitted_beyond_the_module(tmp_path: Path) -> None:
+    central = load_central_policy(write(tmp_path, REPAIR))
+    assert central.new_code.builtins == () and central.generated_paths == ()
+
+
 def test_other_sections_are_ignored_and_only_repair_is_read(tmp_path: Path) -> None:
     text = "diagnosis: {abstain_below: 0.6, anything: [1]}\nsandbox: {memory_mb: 512}\n" + REPAIR
     central = load_central_policy(write(tmp_path, text))
@@ -58,6 +81,8 @@ def test_other_sections_are_ignored_and_only_repair_is_read(tmp_path: Path) -> N
         ("diagnosis: {}\n", "no 'repair:' section"),
         (REPAIR + "  protected_path: ['typo']\n", "repair.protected_path"),
         (REPAIR + "  forbidden_constructs: [telepathy]\n", "repair.forbidden_constructs"),
+        (REPAIR + "  new_code: {builtins: [__import__]}\n", "repair.new_code.builtins"),
+        (REPAIR + "  new_code: {functions: [numpy.where]}\n", "repair.new_code.functions"),
         ("repair: [", "not YAML"),
     ],
 )
@@ -107,7 +132,11 @@ def test_a_bundle_workspace_section_narrows_and_protects_its_commands() -> None:
             "repair_paths": ["pkg/*.py"],
         }
     }
+    config = workspace_config_from_document({"workspace": {**document["workspace"], "label": "churned"}}, "bundle.yaml")
+    assert config.labels == ("churned",)
+    assert effective_policy(load_central_policy(DEFAULT_CENTRAL_POLICY), config).labels == ("churned",)
     config = workspace_config_from_document(document, "bundle.yaml")
+    assert config.labels == ()
     assert config.path_scopes == (("pkg/*.py",),)
     assert config.protected_globs() == ["pkg/evaluate.py", "pkg/evaluate/**", "checks", "checks/**"]
 

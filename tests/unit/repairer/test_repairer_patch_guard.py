@@ -104,7 +104,8 @@ def test_workspace_spec_names_the_evaluation_entry_point_and_test_targets() -> N
     ],
 )
 def test_unsafe_tokens_in_added_lines_are_refused(line: str) -> None:
-    assert rules(diff("churn_model/features.py", [line])) == ["unsafe_token"]
+    """Both layers refuse: the allow-list (nothing here is used by the hunk's module) and the deny-list."""
+    assert {"not_in_allow_list", "unsafe_token"} <= set(rules(diff("churn_model/features.py", [line])))
 
 
 def test_unsafe_tokens_in_removed_lines_do_not_count() -> None:
