@@ -35,6 +35,8 @@ SYSTEM_SECRETS = (
     "/etc/sudoers.d",
     "/etc/ssl/private",
     "/etc/ssh",
+    "/etc/krb5.keytab",
+    "/etc/security/opasswd",
     "/run/secrets",
     "/var/run/secrets",
 )
