@@ -7,10 +7,12 @@ tests/integration/test_hostile_workspace.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
 import socket
+import sys
 import textwrap
 import time
 import uuid
@@ -305,3 +307,39 @@ def test_an_isolation_object_for_none_needs_the_policy_to_allow_it(tmp_path: Pat
         run_sandboxed(["python", "-c", "pass"], tmp_path, SandboxPolicy(limits=LIMITS), isolation=none)
     allowed = run_sandboxed(["python", "-c", "pass"], tmp_path, UNCONFINED, isolation=none)
     assert allowed.report.network_isolation == "unavailable (test)"
+
+
+# bubblewrap in a user namespace (how it runs when ModelGuard is not root: a laptop, the image's uid 10001)
+
+USER_NAMESPACE_PROBE = """
+import json, os, socket, sys
+seen = {"uid": os.getuid(), "root": sorted(os.listdir("/"))}
+try:
+    seen["shadow"] = open("/etc/shadow").read()
+except OSError as error:
+    seen["shadow"] = error.strerror
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5)
+    seen["connected"] = True
+except OSError:
+    seen["connected"] = False
+print(json.dumps(seen))
+"""
+
+
+@needs_bwrap
+def test_in_a_user_namespace_the_same_view_and_network_hold(tmp_path: Path, marker: str) -> None:
+    in_user_namespace = Isolation("bwrap", ISOLATION.program, "", drop_from_root=False)
+    copy = workspace(tmp_path, USER_NAMESPACE_PROBE)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = str(listener.getsockname()[1])
+        policy = SandboxPolicy(limits=LIMITS)
+        result = run_sandboxed(["python", "run.py", marker, port], copy, policy, isolation=in_user_namespace)
+    assert not result.failed, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["uid"] == os.getuid() and seen["connected"] is False
+    assert seen["shadow"] in ("", "Permission denied"), "covered even for a uid that could read it outside"
+    system = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr", "var"}
+    interpreter = {Path(path).resolve().parts[1] for path in (sys.prefix, sys.base_prefix)}
+    assert set(seen["root"]) <= system | interpreter, "only the system, the interpreter and the empty /tmp"
+    assert result.report.identity.endswith("in a user namespace without capabilities")
