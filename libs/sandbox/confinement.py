@@ -110,25 +110,29 @@ def shown_folders(view: View) -> list[Path]:
 
 def covers_needed(view: View) -> list[Path]:
     """The protected paths to cover: those that exist inside something shown, or are a system folder (a
-    protected path that holds something shown is not shown itself: nothing is bound there)."""
+    protected path that holds something shown is not shown itself: nothing is bound there). A link whose
+    target does not exist hides nothing."""
     shown = shown_folders(view)
     system = [Path(name) for name in SYSTEM_FOLDERS]
     return sorted(
         path
         for path in set(view.protected)
-        if os.path.lexists(path) and (path in system or any(inside(path, f) and path != f for f in shown))
+        if os.path.exists(path) and (path in system or any(inside(path, f) and path != f for f in shown))
     )
 
 
-def _parents(targets: Iterable[Path], bound: Sequence[Path]) -> list[Path]:
-    """Folders to create (mode 0755) on the way to each mount: those no bound folder provides. bubblewrap
-    would create them 0700 and root's, which an unprivileged command could not walk through."""
+def _parents(targets: Iterable[Path], bound: Sequence[Path], covers: Sequence[Path]) -> list[Path]:
+    """Folders to create (mode 0755) on the way to each mount: those no bound folder provides (outside every
+    bound folder, or inside a cover's empty tmpfs). bubblewrap would create them 0700 and root's, which an
+    unprivileged command could not walk through."""
     needed: set[Path] = set()
     for target in targets:
         for parent in target.parents:
-            if parent == Path("/") or any(inside(parent, folder) for folder in bound):
+            if parent == Path("/") or parent in covers:
                 continue
-            needed.add(parent)
+            in_a_cover = any(inside(parent, cover) for cover in covers)
+            if in_a_cover or not any(inside(parent, folder) for folder in bound):
+                needed.add(parent)
     return sorted(needed)
 
 
@@ -140,7 +144,8 @@ def bwrap_mounts(view: View) -> list[str]:
     real_binds = [Path(name) for name in SYSTEM_FOLDERS] + [mount.target for mount in read_only]
     targets = [m.target for m in (*read_only, *view.writable)] + covers + [Path(p) for p in EMPTY_FOLDERS]
     operations: list[tuple[int, int, list[str]]] = [(1, 0, arguments) for arguments in _system_operations()]
-    operations += [(_depth(p), 1, ["--perms", "0755", "--dir", str(p)]) for p in _parents(targets, real_binds)]
+    parents = _parents(targets, real_binds, covers)
+    operations += [(_depth(p), 1, ["--perms", "0755", "--dir", str(p)]) for p in parents]
     operations += [(_depth(Path(p)), 1, ["--perms", "0755", "--dir", p]) for p in EMPTY_FOLDERS]
     blank = [path for path in covers if path.is_dir()]
     operations += [(_depth(p), 2, ["--perms", "0755", "--tmpfs", str(p)]) for p in blank]

@@ -77,3 +77,20 @@ def test_as_another_user_bubblewrap_makes_a_user_namespace_without_capabilities(
     assert {"--unshare-user", "--disable-userns", "--unshare-net", "--unshare-pid"} <= set(argv)
     assert "--cap-add" not in argv
     assert argv[argv.index("--") + 1 :] == ["/bin/python"]
+
+
+def test_folders_on_the_way_through_a_cover_are_created_walkable(tmp_path: Path) -> None:
+    cwd = tmp_path / "rev"
+    state = cwd / ".modelguard"
+    (state / "state" / "scratch").mkdir(parents=True)
+    out = state / "state" / "scratch"
+    mounts = bwrap_mounts(View(cwd=Mount(cwd, cwd), writable=(Mount(tmp_path / "staged", out),), protected=(state,)))
+    assert str(state / "state") in _pairs(mounts, "--dir"), "inside the cover's tmpfs, not the real folder"
+    assert mounts.index(str(state)) < mounts.index(str(state / "state")) < mounts.index(str(out))
+
+
+def test_a_link_to_nothing_is_not_covered(tmp_path: Path) -> None:
+    cwd = tmp_path / "rev"
+    cwd.mkdir()
+    (cwd / "dangling").symlink_to(tmp_path / "nothing")
+    assert covers_needed(View(cwd=Mount(cwd, cwd), protected=(cwd / "dangling",))) == []
