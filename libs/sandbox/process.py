@@ -191,20 +191,23 @@ def run_limited(
     in its process group is killed. ``cgroup_procs``: open ``cgroup.procs`` files the child joins."""
     started = time.monotonic()
     deadline = started + limits.wall_s
-    process = subprocess.Popen(
-        list(command),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        shell=False,
-        start_new_session=True,
-        close_fds=True,
-        umask=UMASK,
-        # between fork and exec: only the cgroup writes and setrlimit
-        preexec_fn=_preexec(resource_limits(limits, process_cap), cgroup_procs),
-    )
+    try:
+        process = subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            shell=False,
+            start_new_session=True,
+            close_fds=True,
+            umask=UMASK,
+            # between fork and exec: only the cgroup writes and setrlimit
+            preexec_fn=_preexec(resource_limits(limits, process_cap), cgroup_procs),
+        )
+    except subprocess.SubprocessError as exc:  # joining the cgroup or setting a limit failed in the child
+        raise OSError(f"the command could not be started under its limits: {exc}") from exc
     try:
         stdout, stderr, killed_for = _pump(process, limits, deadline, cpu_used)
         if killed_for is None:
