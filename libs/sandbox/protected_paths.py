@@ -72,8 +72,9 @@ class ProtectedPaths:
 
 
 def inside(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or lies under it."""
-    return path == folder or path.is_relative_to(folder)
+    """Whether ``path`` is ``folder`` or lies under it (both absolute and normalised)."""
+    text, base = str(path), str(folder)
+    return text == base or text.startswith(base if base.endswith("/") else base + "/")
 
 
 def dot_entries(home: Path) -> list[Path]:
