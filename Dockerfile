@@ -11,9 +11,17 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MODELGUARD_HOME=/var/lib/modelguard \
     MODELGUARD_HEALTH_PORT=8080
 
-# git: workspace snapshots and the validator's isolated copies
+# git: workspace snapshots and the validator's isolated copies.
+# bubblewrap: the sandbox for workspace code (docs/sandbox.md). Without it, or where the container's runtime
+# forbids what it needs, ModelGuard refuses to run workspace code. It runs here as uid 10001 in a user
+# namespace, which Docker's and Kubernetes' default seccomp and AppArmor profiles and /proc masking forbid:
+# run the container that executes workspace commands (diagnoser, validator, CLI) with
+#   docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined
+#   kubernetes: seccompProfile Unconfined (or a Localhost profile allowing clone/unshare/mount/pivot_root),
+#               appArmorProfile Unconfined, procMount Unmasked (needs hostUsers: false)
+# and only where it holds no secret worth stealing (docs/deploy.md, "The workspace runner").
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git bubblewrap \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 10001 --user-group --home-dir /var/lib/modelguard --create-home --shell /usr/sbin/nologin modelguard
 

@@ -1,7 +1,8 @@
-"""Run code ModelGuard did not write (a model repository's evaluation, tests and feature commands) inside
-limits: an allow-listed interpreter without a shell, an environment built from nothing, CPU, memory,
-wall-time, output and file-size limits, and, where the operating system allows it, no network and a
-read-only view of the machine. docs/sandbox.md says what is enforced and what is only detected.
+"""Run code ModelGuard did not write (a model repository's evaluation, predict, tests and feature commands)
+where nothing is worth stealing: bubblewrap shows it only the system, the interpreter, its revision and its
+declared inputs, with no network, as an unprivileged uid, in a cgroup for processes, memory and CPU where the
+machine has one, under per-process, wall-time and output limits. Without bubblewrap nothing runs unless the
+central policy allows unconfined runs. docs/sandbox.md says what is enforced, detected and not covered.
 
 Import the submodules directly (``from libs.sandbox.run import run_sandboxed``).
 """

@@ -1,22 +1,36 @@
-"""Which paths a command's arguments name: a path that does not exist yet, or the value of an output option
-(``--output``, ``--junitxml``), is an output and its folder is made writable, as long as that folder holds
-nothing the sandbox protects; any other existing path is an input and stays readable."""
+"""Which paths a command's arguments name. An absolute path that exists is an **input**: it becomes readable
+(nothing else outside the working directory is). A path that does not exist yet, or the value of an output
+option (``--output``, ``--junitxml``), is an **output**: its folder becomes writable, as a fresh folder whose
+files are copied back afterwards (``libs/sandbox/staging.py``).
+
+Refused, with the reason in the report: an input inside a secret (a key, the ledger, ``/etc/shadow``...) or
+holding a protected path; an output folder that is ``/``, lies inside a secret, holds a protected path, the
+working directory or a system or interpreter folder, or lies inside one of those.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from libs.sandbox.protected_paths import ProtectedPaths, inside
 
 OUTPUT_OPTIONS = frozenset({"--output", "--out", "-o", "--junitxml", "--junit-xml"})
 
 
 @dataclass(frozen=True)
 class DeclaredPaths:
-    inputs: tuple[Path, ...]
-    outputs: tuple[Path, ...]
-    refused_outputs: tuple[Path, ...]
-    """Folders an argument would have made writable, refused because they hold protected paths."""
+    inputs: tuple[Path, ...] = ()
+    """Inputs to mount (those outside the working directory and the always-readable folders)."""
+    outputs: tuple[Path, ...] = ()
+    """Output folders."""
+    output_files: tuple[Path, ...] = ()
+    """The output files the command line names."""
+    refused_inputs: tuple[str, ...] = ()
+    refused_outputs: tuple[str, ...] = ()
+    """``path: why`` for each argument the sandbox did not honour."""
 
 
 def _path_of(argument: str) -> tuple[Path | None, bool]:
@@ -25,18 +39,54 @@ def _path_of(argument: str) -> tuple[Path | None, bool]:
     return (Path(value) if value.startswith("/") else None), option in OUTPUT_OPTIONS
 
 
-def covers(folder: Path, protected: Path) -> bool:
-    """Whether ``folder`` is ``protected`` or one of its ancestors."""
-    return protected == folder or protected.is_relative_to(folder)
+def _holds(folder: Path, paths: Sequence[Path]) -> Path | None:
+    return next((path for path in paths if inside(path, folder)), None)
 
 
-def declared_paths(arguments: Sequence[str], protected: Iterable[Path]) -> DeclaredPaths:
-    """Absolute paths in ``arguments`` (alone or as ``--option=/path``), split into inputs and output folders.
-    An output folder that is ``/`` or contains any ``protected`` path stays read-only."""
-    guarded = [path.resolve() for path in protected]
+def input_refusal(path: Path, protected: ProtectedPaths) -> str | None:
+    secret = protected.secret_holding(path)
+    if secret is not None:
+        return f"inside the protected {secret}"
+    if path == Path("/"):
+        return "the whole file system"
+    held = _holds(path, protected.everything)
+    return f"holds the protected {held}" if held is not None else None
+
+
+def output_refusal(folder: Path, protected: ProtectedPaths, cwd: Path, fixed: Sequence[Path]) -> str | None:
+    if folder == Path("/"):
+        return "the root folder"
+    secret = protected.secret_holding(folder)
+    if secret is not None:
+        return f"inside the protected {secret}"
+    held = _holds(folder, protected.everything)
+    if held is not None:
+        return f"holds the protected {held}"
+    if inside(cwd, folder) or inside(folder, cwd):
+        return "the working directory is read-only"
+    system = next((path for path in fixed if inside(path, folder) or inside(folder, path)), None)
+    return f"a system or interpreter folder ({system})" if system is not None else None
+
+
+def _needs_mount(path: Path, protected: ProtectedPaths, shown: Sequence[Path]) -> bool:
+    """Not readable anyway: outside the working directory and the fixed folders, or hidden inside them."""
+    return not any(inside(path, folder) for folder in shown) or _holds_any(path, protected.everything)
+
+
+def _holds_any(path: Path, folders: Sequence[Path]) -> bool:
+    return any(inside(path, folder) for folder in folders)
+
+
+def declared_paths(
+    arguments: Sequence[str], protected: ProtectedPaths, *, cwd: Path, fixed: Sequence[Path] = ()
+) -> DeclaredPaths:
+    """Absolute paths in ``arguments`` (alone or as ``--option=/path``), sorted into inputs to mount, output
+    folders and refusals. ``fixed``: folders readable anyway (system, interpreter), never outputs."""
     inputs: list[Path] = []
     outputs: list[Path] = []
-    refused: list[Path] = []
+    files: list[Path] = []
+    refused_inputs: list[str] = []
+    refused_outputs: list[str] = []
     previous = ""
     for argument in arguments:
         path, named_as_output = _path_of(argument)
@@ -45,13 +95,26 @@ def declared_paths(arguments: Sequence[str], protected: Iterable[Path]) -> Decla
         if path is None:
             continue
         if path.exists() and not named_as_output:
-            inputs.append(path.resolve())
+            resolved = Path(os.path.realpath(path))
+            why = input_refusal(resolved, protected)
+            if why is not None:
+                refused_inputs.append(f"{path}: {why}")
+            elif _needs_mount(resolved, protected, [cwd, *fixed]):
+                inputs.append(resolved)
             continue
-        folder = path.parent.resolve()
+        folder = Path(os.path.realpath(path.parent))
         if not folder.is_dir():
             continue
-        if folder == Path("/") or any(covers(folder, item) for item in guarded):
-            refused.append(folder)
-        else:
-            outputs.append(folder)
-    return DeclaredPaths(tuple(dict.fromkeys(inputs)), tuple(dict.fromkeys(outputs)), tuple(dict.fromkeys(refused)))
+        why = output_refusal(folder, protected, cwd, fixed)
+        if why is not None:
+            refused_outputs.append(f"{folder}: {why}")
+            continue
+        outputs.append(folder)
+        files.append(folder / path.name)
+    return DeclaredPaths(
+        inputs=tuple(dict.fromkeys(inputs)),
+        outputs=tuple(dict.fromkeys(outputs)),
+        output_files=tuple(dict.fromkeys(files)),
+        refused_inputs=tuple(dict.fromkeys(refused_inputs)),
+        refused_outputs=tuple(dict.fromkeys(refused_outputs)),
+    )

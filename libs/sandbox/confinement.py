@@ -1,11 +1,12 @@
-"""The argument list that wraps a command in the isolation this machine allows.
+"""The bubblewrap argument list for one command: what of the file system it sees, and how.
 
-With bubblewrap the command sees the whole file system read-only. Hidden (replaced by an empty read-only
-folder, or /dev/null for a file): the shared temporary folders and run-time sockets (/tmp, /var/tmp, /run),
-ModelGuard's state (``MODELGUARD_HOME``, its keys and artifacts folders) and the hidden entries of the user's
-home (``~/.ssh``, ``~/.config``, ``~/.netrc``, ...). Writable: the scratch folder and the declared output
-folders only. Readable even inside a hidden folder: the interpreter, the inputs named on the command line,
-the working directory and its parent folder (unless that parent holds something hidden).
+The command's root is empty (bubblewrap's own tmpfs, read-only once built). Shown read-only: the system's
+folders (``/usr``, ``/etc`` and the ``/bin``, ``/lib`` links), the interpreter's installation, the working
+directory and the command's inputs. Writable: its scratch HOME and TMPDIR and its output folders, each a
+fresh folder of the sandbox's own (``libs/sandbox/staging.py``) mounted where the command expects it. Every
+protected path that falls inside what is shown is covered: an empty read-only folder, or ``/dev/null`` for a
+file. Nothing else exists: no ``/home``, ``/root``, ``/tmp`` (empty), ``/run``, ``/var``, ``/sys``, no parent
+folder of the working directory, no ModelGuard checkout.
 """
 
 from __future__ import annotations
@@ -13,84 +14,156 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from libs.sandbox.isolation import BWRAP_NAMESPACES, UNSHARE_NAMESPACES, Isolation
+from libs.sandbox.protected_paths import inside
 
-SHARED_TEMPORARY = (Path("/tmp"), Path("/var/tmp"), Path("/run"))
-STATE_VARIABLES = ("MODELGUARD_HOME", "MODELGUARD_KEYS_DIR", "MODELGUARD_ARTIFACTS_DIR")
+SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+EMPTY_FOLDERS = ("/tmp", "/var/tmp")
+NAMESPACES_AS_ROOT = (
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+)
+NAMESPACES_AS_USER = ("--unshare-user", "--disable-userns", *NAMESPACES_AS_ROOT)
+SESSION = ("--die-with-parent", "--new-session")
+KEEP_FOR_DROP = ("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
+DROP_PROGRAM = (
+    "import os, sys\n"
+    "uid, gid = int(sys.argv[1]), int(sys.argv[2])\n"
+    "os.setgroups([])\n"
+    "os.setresgid(gid, gid, gid)\n"
+    "os.setresuid(uid, uid, uid)\n"
+    "if os.getuid() != uid or os.geteuid() != uid or os.getgid() != gid or os.getgroups():\n"
+    "    sys.exit('modelguard sandbox: could not drop to uid %d' % uid)\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+"""Run first inside the sandbox when ModelGuard is root: become the unprivileged uid (which clears every
+capability) and only then start the command."""
 
 
-def home_dot_entries(home: Path) -> list[Path]:
-    """``~/.ssh``, ``~/.netrc``, ``~/.config``, ...: where credentials of the user live."""
-    try:
-        return sorted(entry for entry in home.iterdir() if entry.name.startswith("."))
-    except OSError:
-        return []
+@dataclass(frozen=True)
+class Mount:
+    source: Path
+    target: Path
 
 
-def modelguard_private_paths() -> tuple[Path, ...]:
-    """What holds ModelGuard's keys, tokens and state: ``MODELGUARD_HOME`` (and its keys and artifacts folders
-    when they are elsewhere) and the hidden entries of the user's home."""
-    paths = [Path(os.environ.get("MODELGUARD_HOME", ".modelguard"))]
-    paths += [Path(os.environ[name]) for name in STATE_VARIABLES[1:] if os.environ.get(name)]
-    return tuple([*paths, *home_dot_entries(Path.home())])
+@dataclass(frozen=True)
+class View:
+    """What one command sees. Every path absolute, links resolved."""
+
+    cwd: Mount
+    readable: tuple[Mount, ...] = ()
+    """Read-only: the interpreter's folders and the command's inputs."""
+    writable: tuple[Mount, ...] = ()
+    """Read-write: the scratch HOME and TMPDIR and the output folders."""
+    protected: tuple[Path, ...] = ()
+    """Hidden wherever they fall inside something shown."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the command runs as."""
+
+    uid: int
+    gid: int
+    drop_from_root: bool
+    """bubblewrap runs as root without a user namespace and the command starts as ``uid`` (DROP_PROGRAM);
+    otherwise bubblewrap runs as ModelGuard's own user in a user namespace."""
+
+    def describe(self) -> str:
+        if self.drop_from_root:
+            return f"uid {self.uid}, gid {self.gid}: ModelGuard runs as root, the command starts unprivileged"
+        who = "root outside the sandbox" if self.uid == 0 else "ModelGuard's own user"
+        return f"uid {self.uid}, gid {self.gid} ({who}) in a user namespace without capabilities"
 
 
 def interpreter_paths() -> tuple[Path, ...]:
     """What ModelGuard's interpreter needs to start: its environment, its base installation, the binary."""
-    return (Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.executable).resolve().parent)
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """Where a command may read and write. Paths are resolved before use."""
-
-    cwd: Path
-    scratch: Path
-    outputs: tuple[Path, ...] = ()
-    """Folders the command may write besides its scratch folder."""
-    inputs: tuple[Path, ...] = ()
-    """Files and folders the command must be able to read even inside a hidden folder (the working
-    directory's parent among them, when it holds nothing hidden)."""
-    hidden: tuple[Path, ...] = field(default_factory=modelguard_private_paths)
-    read_only_cwd: bool = True
-
-
-def _existing(paths: Iterable[Path]) -> list[Path]:
-    resolved = {Path(os.path.realpath(path)) for path in paths}
-    return sorted(path for path in resolved if path.exists() and path != Path("/"))
+    paths = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.executable).resolve().parent]
+    return tuple(dict.fromkeys(Path(os.path.realpath(path)) for path in paths))
 
 
 def _depth(path: Path) -> int:
     return len(path.parts)
 
 
-def bwrap_mounts(confinement: Confinement) -> list[str]:
-    """Mount operations, shallow paths first so that a deeper mount lands on top of a shallower one."""
-    hidden = _existing([*SHARED_TEMPORARY, *confinement.hidden])
-    blank = [path for path in hidden if path.is_dir()]
-    readable = _existing([*interpreter_paths(), *confinement.inputs])
-    writable = _existing([confinement.scratch, *confinement.outputs])
-    cwd = _existing([confinement.cwd])
-    operations: list[tuple[int, int, list[str]]] = []
-    operations += [(_depth(path), 0, ["--tmpfs", str(path)]) for path in blank]
-    operations += [(_depth(path), 0, ["--ro-bind", "/dev/null", str(path)]) for path in hidden if path not in blank]
-    operations += [(_depth(path), 1, ["--ro-bind", str(path), str(path)]) for path in readable]
-    bind = "--ro-bind" if confinement.read_only_cwd else "--bind"
-    operations += [(_depth(path), 2, [bind, str(path), str(path)]) for path in cwd]
-    operations += [(_depth(path), 3, ["--bind", str(path), str(path)]) for path in writable]
-    ordered = [argument for _, _, arguments in sorted(operations, key=lambda op: op[:2]) for argument in arguments]
-    read_only_again = [argument for path in blank for argument in ("--remount-ro", str(path))]
-    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *ordered, *read_only_again]
+def _system_operations() -> list[list[str]]:
+    operations = []
+    for name in SYSTEM_FOLDERS:
+        path = Path(name)
+        if path.is_symlink():
+            operations.append(["--symlink", os.readlink(path), name])
+        elif path.is_dir():
+            operations.append(["--ro-bind", name, name])
+    return operations
 
 
-def wrap(isolation: Isolation, confinement: Confinement, command: Sequence[str]) -> list[str]:
-    """``command`` inside the sandbox ``isolation`` provides (unchanged when it provides none)."""
-    if isolation.mechanism == "bwrap":
-        cwd = os.path.realpath(confinement.cwd)
-        return [str(isolation.program), *BWRAP_NAMESPACES, *bwrap_mounts(confinement), "--chdir", cwd, "--", *command]
-    if isolation.mechanism == "unshare":
-        return [str(isolation.program), *UNSHARE_NAMESPACES, *command]
-    return list(command)
+def shown_folders(view: View) -> list[Path]:
+    """Every path bound into the sandbox, as the command sees it."""
+    system = [Path(name) for name in SYSTEM_FOLDERS if Path(name).is_dir() and not Path(name).is_symlink()]
+    return [*system, *(mount.target for mount in (view.cwd, *view.readable, *view.writable))]
+
+
+def covers_needed(view: View) -> list[Path]:
+    """The protected paths to cover: those that exist inside something shown, or are a system folder (a
+    protected path that holds something shown is not shown itself: nothing is bound there). A link whose
+    target does not exist hides nothing."""
+    shown = shown_folders(view)
+    system = [Path(name) for name in SYSTEM_FOLDERS]
+    return sorted(
+        path
+        for path in set(view.protected)
+        if os.path.exists(path) and (path in system or any(inside(path, f) and path != f for f in shown))
+    )
+
+
+def _parents(targets: Iterable[Path], bound: Sequence[Path], covers: Sequence[Path]) -> list[Path]:
+    """Folders to create (mode 0755) on the way to each mount: those no bound folder provides (outside every
+    bound folder, or inside a cover's empty tmpfs). bubblewrap would create them 0700 and root's, which an
+    unprivileged command could not walk through."""
+    needed: set[Path] = set()
+    for target in targets:
+        for parent in target.parents:
+            if parent == Path("/") or parent in covers:
+                continue
+            in_a_cover = any(inside(parent, cover) for cover in covers)
+            if in_a_cover or not any(inside(parent, folder) for folder in bound):
+                needed.add(parent)
+    return sorted(needed)
+
+
+def bwrap_mounts(view: View) -> list[str]:
+    """Mount operations in order: shallow paths first, so that a deeper mount lands on top of a shallower
+    one; the root and every cover made read-only at the end."""
+    covers = covers_needed(view)
+    read_only = [view.cwd, *view.readable]
+    real_binds = [Path(name) for name in SYSTEM_FOLDERS] + [mount.target for mount in read_only]
+    targets = [m.target for m in (*read_only, *view.writable)] + covers + [Path(p) for p in EMPTY_FOLDERS]
+    operations: list[tuple[int, int, list[str]]] = [(1, 0, arguments) for arguments in _system_operations()]
+    parents = _parents(targets, real_binds, covers)
+    operations += [(_depth(p), 1, ["--perms", "0755", "--dir", str(p)]) for p in parents]
+    operations += [(_depth(Path(p)), 1, ["--perms", "0755", "--dir", p]) for p in EMPTY_FOLDERS]
+    blank = [path for path in covers if path.is_dir()]
+    operations += [(_depth(p), 2, ["--perms", "0755", "--tmpfs", str(p)]) for p in blank]
+    operations += [(_depth(p), 2, ["--ro-bind", "/dev/null", str(p)]) for p in covers if p not in blank]
+    operations += [(_depth(m.target), 3, ["--ro-bind", str(m.source), str(m.target)]) for m in read_only]
+    operations += [(_depth(m.target), 4, ["--bind", str(m.source), str(m.target)]) for m in view.writable]
+    ordered = [argument for *_, arguments in sorted(operations, key=lambda op: op[:2]) for argument in arguments]
+    read_only_again = [argument for path in ["/", *map(str, blank)] for argument in ("--remount-ro", path)]
+    return [*ordered, "--dev", "/dev", "--proc", "/proc", *read_only_again]
+
+
+def bwrap_argv(program: str, view: View, identity: Identity, command: Sequence[str]) -> list[str]:
+    """``command`` inside bubblewrap with ``view``, started as ``identity``."""
+    if identity.drop_from_root:
+        prefix = [*NAMESPACES_AS_ROOT, *SESSION, *KEEP_FOR_DROP]
+        start = [sys.executable, "-I", "-S", "-c", DROP_PROGRAM, str(identity.uid), str(identity.gid)]
+    else:
+        prefix = [*NAMESPACES_AS_USER, *SESSION, "--cap-drop", "ALL"]
+        start = []
+    chdir = ["--chdir", str(view.cwd.target)]
+    return [program, *prefix, *bwrap_mounts(view), *chdir, "--", *start, *command]

@@ -1,9 +1,11 @@
 """Start one allow-listed program without a shell under resource limits; read its output up to a cap; kill
-its whole process group when it runs out of wall time or output.
+its whole process group when it runs out of wall time, CPU time (all its processes together, where a cgroup
+counts them) or output.
 
-The kernel enforces CPU time (RLIMIT_CPU), address space (RLIMIT_AS), file size (RLIMIT_FSIZE), no core
-dumps, and, for a user other than root, the number of processes (RLIMIT_NPROC); this module enforces wall
-time and output size itself.
+The kernel enforces, per process: CPU time (RLIMIT_CPU), address space (RLIMIT_AS), file size
+(RLIMIT_FSIZE), no core dumps, and, for a uid other than root, the number of processes of that uid
+(RLIMIT_NPROC). The child joins the command's cgroups (``libs/sandbox/control_groups.py``) between fork and
+exec, before it can start anything. This module enforces wall time, output size and total CPU time itself.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ LimitName = Literal["wall_time", "cpu_time", "memory", "output", "file_size", "p
 ALLOWED_PROGRAMS: Mapping[str, str] = {"python": sys.executable}
 READ_CHUNK = 64 * 1024
 POLL_S = 0.05
+WATCH_S = 0.1
+UMASK = 0o022
 
 
 class CommandNotAllowed(ValueError):
-    """The command does not start with an allow-listed program name."""
+    """ModelGuard refuses to run the command: it does not start with an allow-listed program name, or (the
+    subclasses) it cannot be confined here."""
 
 
 def resolve_program(argv: Sequence[str]) -> list[str]:
@@ -73,14 +78,14 @@ def tasks_of_user(uid: int) -> int:
     return count
 
 
-def process_limit_enforced() -> bool:
-    """The kernel does not apply RLIMIT_NPROC to root (or to CAP_SYS_RESOURCE holders)."""
-    return os.getuid() != 0
+def process_limit_binds(uid: int) -> bool:
+    """The kernel does not apply RLIMIT_NPROC to root (nor to holders of CAP_SYS_RESOURCE or CAP_SYS_ADMIN)."""
+    return uid != 0
 
 
-def resource_limits(limits: SandboxLimits) -> list[tuple[int, int]]:
+def resource_limits(limits: SandboxLimits, process_cap: int | None = None) -> list[tuple[int, int]]:
     """(resource, value) pairs, each value also the hard limit so the command cannot raise it back; never
-    above the hard limit ModelGuard itself runs under."""
+    above the hard limit ModelGuard itself runs under. ``process_cap``: RLIMIT_NPROC, when it applies."""
     cpu = max(1, math.ceil(limits.cpu_s))
     wanted = [
         (resource.RLIMIT_CORE, 0),
@@ -88,8 +93,8 @@ def resource_limits(limits: SandboxLimits) -> list[tuple[int, int]]:
         (resource.RLIMIT_AS, limits.memory_bytes),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
     ]
-    if process_limit_enforced():
-        wanted.append((resource.RLIMIT_NPROC, tasks_of_user(os.getuid()) + limits.max_processes))
+    if process_cap is not None:
+        wanted.append((resource.RLIMIT_NPROC, process_cap))
     capped = []
     for name, value in wanted:
         _, hard = resource.getrlimit(name)
@@ -97,8 +102,10 @@ def resource_limits(limits: SandboxLimits) -> list[tuple[int, int]]:
     return capped
 
 
-def _preexec(pairs: list[tuple[int, int]]) -> Callable[[], None]:
+def _preexec(pairs: list[tuple[int, int]], cgroup_procs: Sequence[int]) -> Callable[[], None]:
     def apply() -> None:
+        for descriptor in cgroup_procs:
+            os.write(descriptor, b"0")  # this process joins the command's cgroup before it can fork
         for name, value in pairs:
             hard = value + 1 if name == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL a second later
             resource.setrlimit(name, (value, hard))
@@ -111,8 +118,19 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def _pump(process: subprocess.Popen[bytes], limits: SandboxLimits, deadline: float) -> tuple[bytes, bytes, str | None]:
-    """Read stdout and stderr until both close, the output cap is passed or the deadline comes."""
+CpuMeter = Callable[[], float | None]
+
+
+def _over_cpu(cpu_used: CpuMeter | None, limits: SandboxLimits) -> bool:
+    used = cpu_used() if cpu_used is not None else None
+    return used is not None and used >= limits.cpu_s
+
+
+def _pump(
+    process: subprocess.Popen[bytes], limits: SandboxLimits, deadline: float, cpu_used: CpuMeter | None
+) -> tuple[bytes, bytes, str | None]:
+    """Read stdout and stderr until both close, the output cap is passed, the CPU time is used up or the
+    deadline comes."""
     kept: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
     total = 0
     reason: str | None = None
@@ -124,7 +142,10 @@ def _pump(process: subprocess.Popen[bytes], limits: SandboxLimits, deadline: flo
             if remaining <= 0:
                 reason = "wall_time"
                 break
-            for key, _ in selector.select(timeout=remaining):
+            if _over_cpu(cpu_used, limits):
+                reason = "cpu_time"
+                break
+            for key, _ in selector.select(timeout=min(remaining, WATCH_S)):
                 data = os.read(key.fd, READ_CHUNK)
                 if not data:
                     selector.unregister(key.fileobj)
@@ -142,35 +163,55 @@ def _exited(pid: int) -> bool:
     return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
-def _wait_until(process: subprocess.Popen[bytes], deadline: float) -> bool:
+def _wait_until(
+    process: subprocess.Popen[bytes], deadline: float, limits: SandboxLimits, cpu_used: CpuMeter | None
+) -> str | None:
+    """None once the command has exited; ``wall_time`` or ``cpu_time`` when it ran out first."""
     while not _exited(process.pid):
         if time.monotonic() >= deadline:
-            return False
+            return "wall_time"
+        if _over_cpu(cpu_used, limits):
+            return "cpu_time"
         time.sleep(POLL_S)
-    return True
+    return None
 
 
-def run_limited(command: Sequence[str], *, cwd: Path, env: Mapping[str, str], limits: SandboxLimits) -> ProcessOutcome:
+def run_limited(
+    command: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    limits: SandboxLimits,
+    process_cap: int | None = None,
+    cgroup_procs: Sequence[int] = (),
+    cpu_used: CpuMeter | None = None,
+) -> ProcessOutcome:
     """Run ``command`` (already resolved and wrapped) in its own session; when it ends, exceeds its wall
-    time or its output cap, everything left in its process group is killed."""
+    time, its CPU time (``cpu_used``: seconds of all its processes so far) or its output cap, everything left
+    in its process group is killed. ``cgroup_procs``: open ``cgroup.procs`` files the child joins."""
     started = time.monotonic()
     deadline = started + limits.wall_s
-    process = subprocess.Popen(
-        list(command),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        shell=False,
-        start_new_session=True,
-        close_fds=True,
-        preexec_fn=_preexec(resource_limits(limits)),  # only setrlimit runs between fork and exec
-    )
     try:
-        stdout, stderr, killed_for = _pump(process, limits, deadline)
-        if killed_for is None and not _wait_until(process, deadline):
-            killed_for = "wall_time"
+        process = subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            shell=False,
+            start_new_session=True,
+            close_fds=True,
+            umask=UMASK,
+            # between fork and exec: only the cgroup writes and setrlimit
+            preexec_fn=_preexec(resource_limits(limits, process_cap), cgroup_procs),
+        )
+    except subprocess.SubprocessError as exc:  # joining the cgroup or setting a limit failed in the child
+        raise OSError(f"the command could not be started under its limits: {exc}") from exc
+    try:
+        stdout, stderr, killed_for = _pump(process, limits, deadline, cpu_used)
+        if killed_for is None:
+            killed_for = _wait_until(process, deadline, limits, cpu_used)
     finally:
         _kill_group(process)
         for stream in (process.stdout, process.stderr):

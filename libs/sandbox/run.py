@@ -1,62 +1,42 @@
-"""One workspace command in the sandbox: allow-listed program, scratch HOME and TMPDIR, environment from
-nothing, isolation as the machine allows, resource limits, and every file of the working directory hashed
-before and after."""
+"""One workspace command in the sandbox: allow-listed program, environment from nothing, bubblewrap's view of
+the file system (only the system, the interpreter, the working directory and the command's inputs; writable
+only its scratch and output folders; ModelGuard's keys, state and the machine's credentials hidden), an
+unprivileged uid, a cgroup for processes, memory and CPU where the machine has one, resource limits, and
+every file of the working directory hashed before and after.
+
+Fails closed: without bubblewrap no command runs (SandboxUnavailable), unless the central policy allows
+unconfined runs for local development (``sandbox.allow_unconfined``); such a run reports mechanism ``none``.
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from libs.sandbox.arguments import covers, declared_paths
-from libs.sandbox.confinement import SHARED_TEMPORARY, Confinement, interpreter_paths, modelguard_private_paths, wrap
+from libs.sandbox.arguments import DeclaredPaths, declared_paths
+from libs.sandbox.confinement import SYSTEM_FOLDERS, Identity, Mount, View, bwrap_argv, interpreter_paths
+from libs.sandbox.control_groups import CgroupUsage, CommandCgroup, create_command_cgroup
 from libs.sandbox.environment import sandbox_environment
-from libs.sandbox.integrity import TreeChanges, compare_trees, hash_tree
-from libs.sandbox.isolation import Isolation, probe_isolation
-from libs.sandbox.limits import SandboxLimits, SandboxPolicy
-from libs.sandbox.process import LimitName, process_limit_enforced, resolve_program, run_limited
-from libs.sandbox.verdict import ending_text, exceeded_limit, limit_text
+from libs.sandbox.integrity import compare_trees, hash_tree
+from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
+from libs.sandbox.limits import SandboxPolicy
+from libs.sandbox.process import (
+    CommandNotAllowed,
+    ProcessOutcome,
+    process_limit_binds,
+    resolve_program,
+    run_limited,
+    tasks_of_user,
+)
+from libs.sandbox.protected_paths import ProtectedPaths, protected_paths
+from libs.sandbox.report import SandboxReport, cpu_limit_text, memory_limit_text, process_limit_text
+from libs.sandbox.staging import CollectedOutputs, Staging
+from libs.sandbox.verdict import ending_text, exceeded_limit
 
-
-@dataclass(frozen=True)
-class SandboxReport:
-    """What the sandbox enforced for one command and what it saw."""
-
-    mechanism: str
-    network_isolation: str
-    filesystem_isolation: str
-    process_limit: str
-    limits: SandboxLimits
-    limit_exceeded: LimitName | None
-    ending: str
-    cpu_s: float | None
-    """CPU seconds of the command and its descendants; None where the wrapper hides them (bubblewrap)."""
-    max_rss_bytes: int | None
-    workspace_changes: TreeChanges = field(default_factory=TreeChanges)
-    scratch_writes: tuple[str, ...] = ()
-    """Files the command left in its scratch HOME and TMPDIR (allowed; discarded with the scratch folder)."""
-    refused_outputs: tuple[str, ...] = ()
-
-    def failure_reason(self, returncode: int) -> str | None:
-        reasons = []
-        if self.limit_exceeded is not None:
-            reasons.append(f"{limit_text(self.limit_exceeded, self.limits)} ({self.ending})")
-        elif returncode != 0:
-            reasons.append(self.ending)
-        if not self.workspace_changes.unchanged:
-            reasons.append(f"the command changed its workspace: {self.workspace_changes.summary()}")
-        return "; ".join(reasons) or None
-
-    def as_dict(self) -> dict[str, Any]:
-        values = asdict(self)
-        values["limits"] = self.limits.model_dump()
-        values["workspace_changes"] = self.workspace_changes.as_dict()
-        values["scratch_writes"] = list(self.scratch_writes)
-        values["refused_outputs"] = list(self.refused_outputs)
-        return values
+__all__ = ["SandboxReport", "SandboxResult", "SandboxUnavailable", "require_sandbox", "run_sandboxed"]
 
 
 @dataclass(frozen=True)
@@ -77,24 +57,110 @@ class SandboxResult:
         return self.failure_reason is not None
 
 
+@dataclass(frozen=True)
+class _Ran:
+    outcome: ProcessOutcome
+    usage: CgroupUsage
+    cgroup: CommandCgroup
+    process_cap: int | None
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _scratch_files(scratch: Path) -> tuple[str, ...]:
-    return tuple(
-        sorted(
-            (Path(folder) / name).relative_to(scratch).as_posix()
-            for folder, _, names in os.walk(scratch)
-            for name in names
+def require_sandbox(policy: SandboxPolicy) -> Isolation:
+    """The isolation commands will run under; raises SandboxUnavailable (one line: why, and how to install
+    bubblewrap) when there is none and the policy does not allow unconfined runs. For a service or the CLI to
+    call once at start, so that a machine without bubblewrap refuses before doing any work."""
+    isolation = probe_isolation(policy.isolation, uid=policy.run_as_uid, gid=policy.run_as_gid)
+    if isolation.mechanism == "none" and not policy.allow_unconfined:
+        raise SandboxUnavailable(isolation.refusal())
+    return isolation
+
+
+def _system_folders() -> list[Path]:
+    return [Path(name) for name in SYSTEM_FOLDERS if Path(name).is_dir() and not Path(name).is_symlink()]
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], policy: SandboxPolicy, identity: Identity | None) -> _Ran:
+    """Run ``command`` in a fresh cgroup (where one can be made), under the resource limits."""
+    limits = policy.limits
+    cgroup = create_command_cgroup(limits.max_processes, limits.memory_bytes)
+    uid = identity.uid if identity is not None else os.getuid()
+    process_cap = None
+    if not cgroup.enforces("pids") and process_limit_binds(uid):
+        process_cap = tasks_of_user(uid) + limits.max_processes
+    try:
+        outcome = run_limited(
+            command,
+            cwd=cwd,
+            env=env,
+            limits=limits,
+            process_cap=process_cap,
+            cgroup_procs=cgroup.join_descriptors(),
+            cpu_used=cgroup.cpu_s if cgroup.enforces("cpu") else None,
         )
+        usage = cgroup.usage()
+    finally:
+        cgroup.remove()
+    return _Ran(outcome, usage, cgroup, process_cap)
+
+
+def _view(cwd: Path, declared: DeclaredPaths, protected: ProtectedPaths, staging: Staging) -> View:
+    home, tmpdir = staging.scratch()
+    return View(
+        cwd=staging.readable(cwd),
+        readable=(
+            *(Mount(path, path) for path in interpreter_paths()),
+            *(staging.readable(path) for path in declared.inputs),
+        ),
+        writable=(
+            Mount(home, home),
+            Mount(tmpdir, tmpdir),
+            *(staging.output_folder(folder) for folder in declared.outputs),
+        ),
+        protected=protected.everything,
     )
 
 
-def _process_limit_text(limits: SandboxLimits) -> str:
-    if process_limit_enforced():
-        return f"enforced (RLIMIT_NPROC: {limits.max_processes} more than the user runs)"
-    return "not enforced (the kernel exempts root from RLIMIT_NPROC)"
+def _report(
+    isolation: Isolation,
+    policy: SandboxPolicy,
+    ran: _Ran,
+    identity: Identity | None,
+    **seen: object,
+) -> SandboxReport:
+    wrapped = isolation.mechanism != "none"
+    outcome, usage, cgroup = ran.outcome, ran.usage, ran.cgroup
+    uid = identity.uid if identity is not None else os.getuid()
+    in_force = cgroup.enforces("pids") or ran.process_cap is not None
+    cpu_s, rss = usage.cpu_s, usage.memory_peak_bytes
+    if not wrapped:  # the kernel's count of the processes ModelGuard waited for, when no cgroup counted
+        cpu_s = outcome.cpu_s if cpu_s is None else cpu_s
+        rss = outcome.max_rss_bytes if rss is None else rss
+    return SandboxReport(
+        mechanism=isolation.mechanism,
+        network_isolation=isolation.network_status(),
+        filesystem_isolation=isolation.filesystem_status(),
+        process_limit=process_limit_text(cgroup, policy.limits, uid, ran.process_cap),
+        limits=policy.limits,
+        limit_exceeded=exceeded_limit(
+            outcome, policy.limits, wrapped=wrapped, usage=usage, process_limit_in_force=in_force
+        ),
+        ending=ending_text(outcome.returncode, wrapped),
+        cpu_s=None if cpu_s is None else round(cpu_s, 3),
+        max_rss_bytes=rss,
+        identity=identity.describe() if identity is not None else f"uid {uid}: ModelGuard's own, unconfined",
+        memory_limit=memory_limit_text(cgroup, policy.limits),
+        cpu_limit=cpu_limit_text(cgroup, policy.limits),
+        processes_peak=usage.processes_peak,
+        **seen,  # type: ignore[arg-type]
+    )
+
+
+def _mounted_targets(view: View) -> list[Path]:
+    return [mount.target for mount in (view.cwd, *view.readable, *view.writable)]
 
 
 def run_sandboxed(
@@ -103,55 +169,76 @@ def run_sandboxed(
     policy: SandboxPolicy,
     *,
     isolation: Isolation | None = None,
+    protected: ProtectedPaths | None = None,
 ) -> SandboxResult:
-    """Run ``argv`` (``python ...``) in ``cwd``. Arguments naming paths that do not exist yet, or following
-    ``--output``/``--junitxml``, are outputs whose folder becomes writable; other absolute paths stay
-    readable. A non-zero exit, a limit or a change to ``cwd`` make the result ``failed``; nothing raises
-    except a refused program (CommandNotAllowed) or a program that cannot start (OSError)."""
+    """Run ``argv`` (``python ...``) in ``cwd``. Existing absolute paths among the arguments are inputs (made
+    readable); paths that do not exist yet, or follow ``--output``/``--junitxml``, are outputs (their folder
+    made writable). A non-zero exit, a limit, a change to ``cwd`` or a refused argument make the result
+    ``failed``. Raises CommandNotAllowed for a refused program, SandboxUnavailable when no sandbox can run
+    here and the policy does not allow unconfined runs, OSError when the program cannot start."""
     command = resolve_program(argv)
-    isolation = isolation or probe_isolation(policy.isolation)
-    cwd = Path(cwd).resolve()
-    hidden = modelguard_private_paths()
-    protected = [*hidden, *SHARED_TEMPORARY]
-    declared = declared_paths(argv[1:], [cwd, *protected, *interpreter_paths()])
-    parent = [cwd.parent] if not any(covers(cwd.parent, path.resolve()) for path in protected) else []
+    if isolation is None:
+        isolation = probe_isolation(policy.isolation, uid=policy.run_as_uid, gid=policy.run_as_gid)
+    if isolation.mechanism == "none" and not policy.allow_unconfined:
+        raise SandboxUnavailable(isolation.refusal())
+    cwd = Path(os.path.realpath(cwd))
+    if isolation.mechanism == "none":
+        return _run_unconfined(list(argv), command, cwd, policy, isolation)
+    protected = protected or protected_paths(policy.hidden)
+    secret = protected.secret_holding(cwd)
+    if secret is not None:
+        raise CommandNotAllowed(f"refused to run in {cwd}: it lies inside the protected {secret}")
+    identity = isolation.identity(policy.run_as_uid, policy.run_as_gid)
+    fixed = [*_system_folders(), *interpreter_paths()]
+    declared = declared_paths(argv[1:], protected, cwd=cwd, fixed=fixed)
     with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
-        scratch = Path(folder)
-        home, tmpdir = scratch / "home", scratch / "tmp"
-        home.mkdir()
-        tmpdir.mkdir()
-        confinement = Confinement(
-            cwd=cwd,
-            scratch=scratch,
-            outputs=declared.outputs,
-            inputs=(*declared.inputs, *parent),
-            hidden=hidden,
-            read_only_cwd=policy.read_only_workspace,
-        )
+        staging = Staging(Path(folder), identity)
+        view = _view(cwd, declared, protected, staging)
+        home, tmpdir = view.writable[0].target, view.writable[1].target
         before = hash_tree(cwd)
-        outcome = run_limited(
-            wrap(isolation, confinement, command),
-            cwd=cwd,
-            env=sandbox_environment(home, tmpdir),
-            limits=policy.limits,
+        ran = _run(
+            bwrap_argv(str(isolation.program), view, identity, command),
+            cwd,
+            sandbox_environment(home, tmpdir),
+            policy,
+            identity,
         )
         changes = compare_trees(before, hash_tree(cwd))
-        scratch_writes = _scratch_files(scratch)
-    wrapped = isolation.mechanism != "none"
-    report = SandboxReport(
-        mechanism=isolation.mechanism,
-        network_isolation=isolation.network_status(),
-        filesystem_isolation=isolation.filesystem_status(),
-        process_limit=_process_limit_text(policy.limits),
-        limits=policy.limits,
-        limit_exceeded=exceeded_limit(outcome, policy.limits, wrapped=wrapped),
-        ending=ending_text(outcome.returncode, wrapped),
-        cpu_s=None if isolation.mechanism == "bwrap" else outcome.cpu_s,
-        max_rss_bytes=None if isolation.mechanism == "bwrap" else outcome.max_rss_bytes,
+        collected: CollectedOutputs = staging.collect_outputs(declared.output_files, _mounted_targets(view))
+        scratch_writes = staging.scratch_files()
+    report = _report(
+        isolation,
+        policy,
+        ran,
+        identity,
         workspace_changes=changes,
         scratch_writes=scratch_writes,
-        refused_outputs=tuple(str(path) for path in declared.refused_outputs),
+        refused_outputs=declared.refused_outputs,
+        hidden=tuple(sorted(str(path) for path in protected.everything if os.path.lexists(path))),
+        inputs=tuple(str(path) for path in declared.inputs),
+        refused_inputs=declared.refused_inputs,
+        outputs_written=collected.written,
+        outputs_not_copied=collected.refused,
     )
+    return _result(argv, ran.outcome, report)
+
+
+def _run_unconfined(
+    argv: list[str], command: list[str], cwd: Path, policy: SandboxPolicy, isolation: Isolation
+) -> SandboxResult:
+    """The policy allows unconfined runs and no sandbox works: environment, limits and hashing only."""
+    with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
+        staging = Staging(Path(folder), Identity(os.getuid(), os.getgid(), drop_from_root=False))
+        home, tmpdir = staging.scratch()
+        before = hash_tree(cwd)
+        ran = _run(command, cwd, sandbox_environment(home, tmpdir), policy, None)
+        changes = compare_trees(before, hash_tree(cwd))
+        scratch_writes = staging.scratch_files()
+    report = _report(isolation, policy, ran, None, workspace_changes=changes, scratch_writes=scratch_writes)
+    return _result(argv, ran.outcome, report)
+
+
+def _result(argv: Sequence[str], outcome: ProcessOutcome, report: SandboxReport) -> SandboxResult:
     return SandboxResult(
         argv=list(argv),
         returncode=outcome.returncode,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import signal
 
+from libs.sandbox.control_groups import CgroupUsage
 from libs.sandbox.limits import SandboxLimits
-from libs.sandbox.process import LimitName, ProcessOutcome, process_limit_enforced
+from libs.sandbox.process import LimitName, ProcessOutcome
 
 MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 FILE_SIZE_MARKERS = ("File too large", "[Errno 27]")
@@ -25,14 +26,26 @@ def signal_of(returncode: int, wrapped: bool) -> int | None:
     return None
 
 
-def exceeded_limit(outcome: ProcessOutcome, limits: SandboxLimits, *, wrapped: bool) -> LimitName | None:
-    """The limit that ended the command, if any. Wall time and output are known (the sandbox killed it);
-    CPU time from the CPU the command used; memory and file size from the kernel's refusal as the failing
-    process reported it (the only trace RLIMIT_AS and RLIMIT_FSIZE leave).  The command's own CPU time is
-    not measurable through bubblewrap's reaper, so SIGKILL counts as the CPU limit when the command ran at
-    least as long as that limit."""
+def exceeded_limit(
+    outcome: ProcessOutcome,
+    limits: SandboxLimits,
+    *,
+    wrapped: bool,
+    usage: CgroupUsage | None = None,
+    process_limit_in_force: bool = False,
+) -> LimitName | None:
+    """The limit that ended the command, or that it ran into, if any. Wall time, total CPU time and output
+    are known (the sandbox killed it); a cgroup's memory OOM kill and refused forks are counted by the
+    kernel (a fork storm that then exits 0 still ran into its limit); otherwise CPU time from the signal or
+    the CPU used, memory and file size from the kernel's refusal as the failing process reported it (the
+    only trace RLIMIT_AS and RLIMIT_FSIZE leave). ``process_limit_in_force``: a refused fork means the
+    process limit (a pids cgroup or RLIMIT_NPROC of a non-root uid)."""
     if outcome.killed_for is not None:
         return outcome.killed_for
+    if usage is not None and usage.oom_kills > 0:
+        return "memory"
+    if usage is not None and usage.forks_refused > 0:
+        return "processes"
     if outcome.returncode == 0:
         return None
     ended_by = signal_of(outcome.returncode, wrapped)
@@ -48,7 +61,7 @@ def exceeded_limit(outcome: ProcessOutcome, limits: SandboxLimits, *, wrapped: b
         return "memory"
     if any(marker in tail for marker in FILE_SIZE_MARKERS):
         return "file_size"
-    if process_limit_enforced() and any(marker in tail for marker in PROCESS_MARKERS):
+    if process_limit_in_force and any(marker in tail for marker in PROCESS_MARKERS):
         return "processes"
     return None
 
@@ -60,7 +73,7 @@ def limit_text(limit: LimitName, limits: SandboxLimits) -> str:
         "memory": f"memory limit of {limits.memory_bytes} bytes",
         "output": f"output limit of {limits.output_bytes} bytes",
         "file_size": f"file-size limit of {limits.file_size_bytes} bytes",
-        "processes": f"process limit of {limits.max_processes} more processes",
+        "processes": f"process limit of {limits.max_processes} processes",
     }
     return f"exceeded the {figures[limit]}"
 

@@ -1,8 +1,11 @@
 """Run one workspace command in the sandbox (``libs.sandbox``): only the allow-listed Python, no shell, an
-environment built from nothing, resource limits from the central policy's ``sandbox`` section, and the
-network and file system isolated where the machine allows it. A wall-time overrun raises CommandTimedOut;
-every other failure (exit code, CPU, memory, output or file-size limit, a changed workspace) is returned
-with its reason, which is also appended to ``stderr`` so that error messages built from it carry it."""
+environment built from nothing, resource limits from the central policy's ``sandbox`` section, no network,
+and a file system that shows only the system, the interpreter, the revision and the command's inputs.
+A wall-time overrun raises CommandTimedOut. Where no sandbox can hide ModelGuard's keys, SandboxUnavailable
+(a CommandNotAllowed) is raised before anything runs, unless the policy allows unconfined runs. Every other
+failure (exit code, CPU, memory, process, output or file-size limit, a changed workspace, a refused
+argument) is returned with its reason, which is also appended to ``stderr`` so that error messages built
+from it carry it."""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ from pathlib import Path
 
 from libs.sandbox.limits import SandboxPolicy, default_sandbox_policy
 from libs.sandbox.process import CommandNotAllowed
-from libs.sandbox.run import SandboxReport, SandboxResult, run_sandboxed
+from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, run_sandboxed
 
-__all__ = ["CommandNotAllowed", "CommandResult", "CommandTimedOut", "run_command"]
+__all__ = ["CommandNotAllowed", "CommandResult", "CommandTimedOut", "SandboxUnavailable", "run_command"]
 
 SANDBOX_NOTE = "[modelguard sandbox]"
 

@@ -1,18 +1,18 @@
-"""Sandbox containment with real workspaces: code that reads a token, writes outside its copy, opens a
-socket, loops forever, allocates far beyond its memory limit, prints without end, writes a huge file or
-forks without end. Each run is contained and reported as failed with its reason, and this process and the
-machine are fine afterwards (no process of the workspace is left, nothing outside the copy was written)."""
+"""The sandbox's mechanics with real commands: it fails closed without bubblewrap, runs unconfined only when
+the policy says so (and says so), stops busy loops by CPU time (all processes together), sleepers and their
+detached daemons by wall time, huge files by the file-size limit, bounds processes even without a cgroup
+(an unprivileged uid's RLIMIT_NPROC), lets a command read an input its uid could not read in place, and
+leaves nothing behind: no process, no cgroup, no scratch folder. The attacks of a hostile pull request are in
+tests/integration/test_hostile_workspace.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
+import pwd
 import shutil
 import socket
-import subprocess
 import sys
-import sysconfig
 import textwrap
 import time
 import uuid
@@ -20,20 +20,20 @@ from pathlib import Path
 
 import pytest
 
+from libs.sandbox import run as run_module
+from libs.sandbox.control_groups import PREFIX, CommandCgroup, find_hierarchies
 from libs.sandbox.copy import copy_workspace
-from libs.sandbox.isolation import probe_isolation
+from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
 from libs.sandbox.limits import MIB, SandboxLimits, SandboxPolicy
 from libs.sandbox.run import SandboxResult, run_sandboxed
-from libs.workspace.runner import CommandTimedOut, run_command
+from libs.workspace.runner import CommandNotAllowed, CommandTimedOut, run_command
 
-REPO = Path(__file__).resolve().parents[2]
 LIMITS = SandboxLimits(
-    cpu_s=2, memory_bytes=512 * MIB, wall_s=4, output_bytes=1 * MIB, file_size_bytes=1 * MIB, max_processes=32
+    cpu_s=2, memory_bytes=512 * MIB, wall_s=20, output_bytes=1 * MIB, file_size_bytes=1 * MIB, max_processes=64
 )
 ISOLATION = probe_isolation("auto")
-needs_isolation = pytest.mark.skipif(not ISOLATION.network, reason=f"no isolation on this machine: {ISOLATION.reason}")
-needs_bwrap = pytest.mark.skipif(not ISOLATION.filesystem, reason=f"bubblewrap unavailable: {ISOLATION.reason}")
-SECRET = "secret-xyz"
+needs_bwrap = pytest.mark.skipif(ISOLATION.mechanism != "bwrap", reason=f"bubblewrap unavailable: {ISOLATION.reason}")
+UNCONFINED = SandboxPolicy(limits=LIMITS, isolation="none", allow_unconfined=True)
 
 
 @pytest.fixture
@@ -51,9 +51,8 @@ def workspace(tmp_path: Path, code: str) -> Path:
     return copy_workspace(source, tmp_path / "copy")
 
 
-def run(copy: Path, marker: str, *, isolation: str = "auto", limits: SandboxLimits = LIMITS) -> SandboxResult:
-    policy = SandboxPolicy(limits=limits, isolation=isolation)  # type: ignore[arg-type]
-    return run_sandboxed(["python", "run.py", marker], copy, policy)
+def run(copy: Path, marker: str, policy: SandboxPolicy | None = None, *arguments: str) -> SandboxResult:
+    return run_sandboxed(["python", "run.py", marker, *arguments], copy, policy or SandboxPolicy(limits=LIMITS))
 
 
 def leftovers(marker: str) -> list[int]:
@@ -72,110 +71,59 @@ def leftovers(marker: str) -> list[int]:
 def assert_contained(result: SandboxResult, marker: str, reason: str) -> None:
     assert result.failed
     assert reason in (result.failure_reason or ""), result.failure_reason
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 10
     while leftovers(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert leftovers(marker) == []
 
 
-# reads a token from the environment
-
-TOKEN_READER = """
-    import glob, os, sys
-    in_environment = [name for name, value in os.environ.items() if "secret-xyz" in value]
-    in_processes = []
-    for path in glob.glob("/proc/[0-9]*/environ"):
-        try:
-            with open(path, "rb") as handle:
-                if b"secret-xyz" in handle.read():
-                    in_processes.append(path)
-        except OSError:
-            pass
-    print("ENV", sorted(os.environ), "FOUND", in_environment, "PROC", in_processes)
-    token = os.environ["MODELGUARD_GITHUB_TOKEN"]
-"""
-DRIVER = """
-import json, sys
-from pathlib import Path
-from libs.sandbox.limits import SandboxLimits, SandboxPolicy
-from libs.sandbox.run import run_sandboxed
-policy = SandboxPolicy(limits=SandboxLimits(wall_s=20))
-result = run_sandboxed(["python", "run.py", sys.argv[2]], Path(sys.argv[1]), policy)
-print(json.dumps({"stdout": result.stdout, "stderr": result.stderr, "reason": result.failure_reason}))
-"""
+# fails closed
 
 
-def test_a_token_in_modelguards_environment_never_reaches_the_workspace(tmp_path: Path, marker: str) -> None:
-    copy = workspace(tmp_path, TOKEN_READER)
-    env = {**os.environ, "MODELGUARD_GITHUB_TOKEN": SECRET, "GITHUB_TOKEN": SECRET, "DATAHUB_GMS_TOKEN": SECRET}
-    driver = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(copy), marker],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    seen = json.loads(driver.stdout.strip().splitlines()[-1])
-    assert "FOUND []" in seen["stdout"]
-    assert "KeyError: 'MODELGUARD_GITHUB_TOKEN'" in seen["stderr"]
-    assert seen["reason"] == "exit 1"
-    assert SECRET not in seen["stdout"] + seen["stderr"]
-    if ISOLATION.processes:
-        assert "PROC []" in seen["stdout"], "the workspace must not see ModelGuard's processes"
-    assert leftovers(marker) == []
+def test_without_bubblewrap_no_command_runs_and_the_one_line_says_how_to_install_it(tmp_path: Path) -> None:
+    copy = workspace(tmp_path, "open('ran', 'w')\n")
+    missing = probe_isolation("auto", bwrap="modelguard-no-such-bwrap")
+    with pytest.raises(SandboxUnavailable) as refused:
+        run_sandboxed(["python", "run.py"], copy, SandboxPolicy(limits=LIMITS), isolation=missing)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "bwrap not installed" in message and "apt-get install bubblewrap" in message
+    assert "sandbox.allow_unconfined: true" in message
+    assert not (copy / "ran").exists()
 
 
-# writes outside its copy
+def test_a_bubblewrap_that_fails_its_probe_refuses_like_a_missing_one(tmp_path: Path) -> None:
+    failing = shutil.which("false")
+    assert failing is not None
+    isolation = probe_isolation("bwrap", bwrap=failing)
+    assert isolation.mechanism == "none" and failing in isolation.reason
+    with pytest.raises(SandboxUnavailable, match="refused to run workspace code"):
+        run_sandboxed(["python", "-c", "pass"], tmp_path, SandboxPolicy(limits=LIMITS), isolation=isolation)
 
 
-@needs_bwrap
-def test_writes_outside_the_copy_are_refused(tmp_path: Path, marker: str) -> None:
-    outside = tmp_path / "outside.txt"
-    real_home = Path.home() / f"{marker}.txt"
-    copy = workspace(
-        tmp_path,
-        f"""
-        import os
-        refused = []
-        for target in ({str(outside)!r}, {str(real_home)!r}, "escape.txt", "/etc/{marker}"):
-            try:
-                with open(target, "w") as handle:
-                    handle.write("x")
-            except OSError as error:
-                refused.append((target, error.strerror))
-        with open(os.path.join(os.environ["HOME"], ".bashrc"), "w") as handle:
-            handle.write("allowed: HOME is the sandbox's scratch folder")
-        raise SystemExit(f"refused: {{refused}}")
-        """,
-    )
-    result = run(copy, marker)
-    assert_contained(result, marker, "exit 1")
-    assert result.stderr.count("Read-only file system") == 4
-    assert not outside.exists() and not real_home.exists() and not (copy / "escape.txt").exists()
-    assert not Path(f"/etc/{marker}").exists()
-    assert result.report.filesystem_isolation.startswith("enforced")
-    assert result.report.scratch_writes == ("home/.bashrc",)
-    assert result.report.workspace_changes.unchanged
+def test_isolation_none_in_the_policy_refuses_through_the_runner_unless_unconfined_is_allowed(tmp_path: Path) -> None:
+    with pytest.raises(CommandNotAllowed, match="isolation disabled by the sandbox policy"):
+        run_command(["python", "-c", "pass"], cwd=tmp_path, timeout_s=10, policy=SandboxPolicy(isolation="none"))
+    result = run_command(["python", "-c", "print('ran')"], cwd=tmp_path, timeout_s=10, policy=UNCONFINED)
+    assert result.stdout == "ran\n" and result.succeeded
+    assert result.sandbox is not None and result.sandbox.mechanism == "none"
 
 
-@needs_bwrap
-def test_modelguards_keys_on_disk_are_hidden(tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    state = tmp_path / "modelguard-home"
-    (state / "keys").mkdir(parents=True)
-    (state / "keys" / "validator.key").write_text(SECRET)
-    monkeypatch.setenv("MODELGUARD_HOME", str(state))
-    copy = workspace(tmp_path, f"print(open({str(state / 'keys' / 'validator.key')!r}).read())\n")
-    result = run(copy, marker)
-    assert_contained(result, marker, "exit 1")
-    assert "FileNotFoundError" in result.stderr and SECRET not in result.stdout
+def test_an_unconfined_run_says_the_network_and_files_were_open(tmp_path: Path, marker: str) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(10)
+        code = f"import socket\nsocket.create_connection(('127.0.0.1', {listener.getsockname()[1]})).close()\n"
+        result = run(workspace(tmp_path, code), marker, UNCONFINED)
+        connection, _ = listener.accept()
+        connection.close()
+    report = result.report
+    assert report.mechanism == "none" and not result.failed
+    assert report.network_isolation == "unavailable (isolation disabled by the sandbox policy)"
+    assert report.filesystem_isolation.startswith("not enforced")
+    assert report.identity.endswith("unconfined")
 
 
-@pytest.mark.parametrize("isolation", ["unshare", "none"])
-def test_without_a_read_only_view_writes_are_detected_and_fail_the_run(
-    tmp_path: Path, marker: str, isolation: str
-) -> None:
+def test_unconfined_writes_to_the_workspace_are_detected_and_fail_the_run(tmp_path: Path, marker: str) -> None:
     copy = workspace(
         tmp_path,
         """
@@ -186,63 +134,36 @@ def test_without_a_read_only_view_writes_are_detected_and_fail_the_run(
             handle.write("x")
         """,
     )
-    result = run(copy, marker, isolation=isolation)
-    if isolation == "unshare" and probe_isolation("unshare").mechanism != "unshare":
-        pytest.skip("unshare does not work here")
+    result = run(copy, marker, UNCONFINED)
     assert_contained(result, marker, "the command changed its workspace: created model.pkl")
     assert result.returncode == 0
-    assert result.report.filesystem_isolation.startswith("not enforced")
     assert result.report.scratch_writes == ("home/.cache",)
 
 
-# opens a socket
+# CPU, wall time, file size
 
 
-CONNECT = """
-    import socket
-    socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"exfiltrated")
-    print("CONNECTED")
-"""
-
-
-@needs_isolation
-def test_no_connection_leaves_the_sandbox(tmp_path: Path, marker: str) -> None:
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(0.5)
-        copy = workspace(tmp_path, CONNECT.format(port=listener.getsockname()[1]))
-        result = run(copy, marker)
-        with pytest.raises(TimeoutError):
-            listener.accept()
-    assert_contained(result, marker, "exit 1")
-    assert "CONNECTED" not in result.stdout
-    assert "ConnectionRefusedError" in result.stderr or "Network is unreachable" in result.stderr
-    assert result.report.network_isolation.startswith(f"enforced ({ISOLATION.mechanism}")
-
-
-def test_without_isolation_the_result_says_the_network_was_open(tmp_path: Path, marker: str) -> None:
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(5)
-        copy = workspace(tmp_path, CONNECT.format(port=listener.getsockname()[1]))
-        result = run(copy, marker, isolation="none")
-        connection, _ = listener.accept()
-        connection.close()
-    assert result.report.network_isolation == "unavailable (isolation disabled by the sandbox policy)"
-    assert result.report.mechanism == "none"
-
-
-# loops forever
-
-
-def test_a_busy_loop_is_stopped_by_the_cpu_limit(tmp_path: Path, marker: str) -> None:
-    copy = workspace(tmp_path, "while True:\n    pass\n")
-    started = time.monotonic()
+@pytest.mark.parametrize("workers", [1, 4])
+def test_busy_loops_are_stopped_at_the_cpu_limit(tmp_path: Path, marker: str, workers: int) -> None:
+    copy = workspace(
+        tmp_path,
+        f"""
+        import os
+        for _ in range({workers} - 1):
+            if os.fork() == 0:
+                break
+        while True:
+            pass
+        """,
+    )
     result = run(copy, marker)
-    assert time.monotonic() - started < 5
     assert_contained(result, marker, "exceeded the CPU-time limit of 2 s")
-    assert result.report.limit_exceeded == "cpu_time"
+    if not result.report.cpu_limit.startswith("enforced"):
+        return  # per process only: each of them got its own 2 s
+    assert result.report.cpu_s is not None and result.report.cpu_s < 3, "2 s for all of them together"
 
 
-@needs_isolation
+@needs_bwrap
 def test_a_sleeping_command_and_its_detached_daemon_are_stopped_by_the_wall_limit(tmp_path: Path, marker: str) -> None:
     copy = workspace(
         tmp_path,
@@ -252,9 +173,7 @@ def test_a_sleeping_command_and_its_detached_daemon_are_stopped_by_the_wall_limi
         time.sleep(600)
         """,
     )
-    started = time.monotonic()
-    result = run(copy, marker, limits=LIMITS.model_copy(update={"wall_s": 2}))
-    assert time.monotonic() - started < 4
+    result = run(copy, marker, SandboxPolicy(limits=LIMITS.model_copy(update={"wall_s": 2})))
     assert_contained(result, marker, "exceeded the wall-time limit of 2 s")
 
 
@@ -265,40 +184,6 @@ def test_the_runner_raises_command_timed_out_at_the_wall_limit(tmp_path: Path, m
     assert raised.value.timeout_s == 1
     assert raised.value.sandbox is not None and raised.value.sandbox.limit_exceeded == "wall_time"
     assert leftovers(marker) == []
-
-
-# allocates far beyond the limit
-
-
-@pytest.mark.parametrize(
-    "code",
-    ["blob = bytearray(8 * 1024**3)\n", "chunks = []\nwhile True:\n    chunks.append(bytearray(64 * 1024**2))\n"],
-    ids=["one-8-GiB-block", "64-MiB-at-a-time"],
-)
-def test_allocating_beyond_the_memory_limit_fails(tmp_path: Path, marker: str, code: str) -> None:
-    copy = workspace(tmp_path, code)
-    result = run(copy, marker)
-    assert_contained(result, marker, f"exceeded the memory limit of {512 * MIB} bytes")
-    assert "MemoryError" in result.stderr
-
-
-# prints gigabytes
-
-
-@pytest.mark.parametrize("stream", ["stdout", "stderr"])
-def test_printing_gigabytes_is_cut_at_the_output_limit(tmp_path: Path, marker: str, stream: str) -> None:
-    copy = workspace(tmp_path, f"import sys\nwhile True:\n    sys.{stream}.write('x' * 1024 * 1024)\n")
-    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.monotonic()
-    result = run(copy, marker)
-    assert time.monotonic() - started < 3
-    assert_contained(result, marker, f"exceeded the output limit of {MIB} bytes")
-    assert len(result.stdout) + len(result.stderr) <= MIB
-    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
-    assert grown_kib < 64 * 1024, "this process must not hold the flood"
-
-
-# writes a huge file
 
 
 def test_a_file_beyond_the_file_size_limit_cannot_be_written(tmp_path: Path, marker: str) -> None:
@@ -314,82 +199,147 @@ def test_a_file_beyond_the_file_size_limit_cannot_be_written(tmp_path: Path, mar
     assert_contained(result, marker, f"exceeded the file-size limit of {MIB} bytes")
 
 
-# forks without end (RLIMIT_NPROC: the kernel exempts root, so this runs as an unprivileged user)
+# processes without a cgroup: the unprivileged uid's RLIMIT_NPROC
 
 FORKER = """
 import os, sys, time
+started = 0
 for _ in range(500):
-    if os.fork() == 0:
-        time.sleep(30)
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
         os._exit(0)
+    started += 1
+print("STARTED", started, flush=True)
+os._exit(0)
 """
-NOBODY_DRIVER = """
-import json, sys, tempfile
-from pathlib import Path
-from libs.sandbox.limits import SandboxLimits, SandboxPolicy
-from libs.sandbox.run import run_sandboxed
-with tempfile.TemporaryDirectory() as folder:
-    (Path(folder) / "run.py").write_text(sys.argv[2])
-    limits = SandboxLimits(max_processes=32, wall_s=10)
-    result = run_sandboxed(["python", "run.py", sys.argv[1]], Path(folder), SandboxPolicy(limits=limits))
-print(json.dumps({"reason": result.failure_reason, "stderr": result.stderr[-500:]}))
-"""
-NOBODY = 65534
 
 
-def as_nobody(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        cwd=REPO,
-        user=NOBODY,
-        group=NOBODY,
-        extra_groups=[],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        **kwargs,  # type: ignore[arg-type]
-    )
+def unused_uid() -> int:
+    """A uid no account and no process uses, so that its RLIMIT_NPROC count starts at zero."""
+    taken = {entry.pw_uid for entry in pwd.getpwall()}
+    running = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                running.add(entry.stat().st_uid)
+            except OSError:
+                continue
+    return next(uid for uid in range(61000, 65000) if uid not in taken | running)
 
 
-def interpreter_for_nobody() -> tuple[str, dict[str, str]] | None:
-    """An interpreter of this Python version the unprivileged user may run, with ModelGuard's packages on its
-    path (ModelGuard's own may live in root's home)."""
-    environment = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": "/nonexistent",
-        "PYTHONPATH": f"{REPO}:{sysconfig.get_paths()['purelib']}",
-    }
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    for candidate in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
-        if not Path(candidate).exists():
-            continue
-        try:
-            probe = as_nobody([candidate, "-c", "import pydantic, yaml, libs.sandbox.run"], env=environment)
-        except OSError:
-            continue
-        if probe.returncode == 0:
-            return candidate, environment
-    return None
-
-
-@pytest.mark.skipif(os.getuid() != 0, reason="switching to an unprivileged user needs root")
-def test_forking_without_end_is_stopped_by_the_process_limit(marker: str) -> None:
-    found = interpreter_for_nobody()
-    if found is None:
-        pytest.skip("no interpreter of this Python version that an unprivileged user may run")
-    interpreter, environment = found
-    driver = as_nobody([interpreter, "-c", NOBODY_DRIVER, marker, FORKER], env=environment)
-    assert driver.returncode == 0, driver.stderr[-2000:]
-    seen = json.loads(driver.stdout.strip().splitlines()[-1])
-    assert "exceeded the process limit of 32 more processes" in (seen["reason"] or ""), seen
-    deadline = time.monotonic() + 2
+@needs_bwrap
+@pytest.mark.skipif(os.getuid() != 0, reason="ModelGuard as root is the case where RLIMIT_NPROC needs another uid")
+def test_without_a_cgroup_a_fork_storm_is_bounded_by_the_unprivileged_uids_process_limit(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_module, "create_command_cgroup", lambda *_: CommandCgroup({}, {}, {"pids": "test"}))
+    uid = unused_uid()
+    policy = SandboxPolicy(limits=LIMITS, run_as_uid=uid, run_as_gid=uid)
+    result = run(workspace(tmp_path, FORKER), marker, policy)
+    started = int(result.stdout.split()[1])
+    assert started < LIMITS.max_processes, "the parent counts too: fewer children than the limit"
+    assert result.report.process_limit.startswith(f"enforced (RLIMIT_NPROC of uid {uid}")
+    assert result.report.identity.startswith(f"uid {uid}")
+    assert result.report.memory_limit.startswith("per process only")
+    deadline = time.monotonic() + 10
     while leftovers(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert leftovers(marker) == []
+
+
+def test_unconfined_as_root_without_a_cgroup_the_report_says_processes_are_not_limited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_module, "create_command_cgroup", lambda *_: CommandCgroup({}, {}, {"pids": "test"}))
+    result = run_sandboxed(["python", "-c", "pass"], tmp_path, UNCONFINED)
+    if os.getuid() == 0:
+        assert result.report.process_limit.startswith("not enforced (test; the kernel exempts uid 0")
+    else:
+        assert result.report.process_limit.startswith("enforced (RLIMIT_NPROC")
+
+
+# inputs and outputs a different uid could not reach in place
+
+
+@needs_bwrap
+def test_an_input_only_root_could_read_is_readable_and_the_original_untouched(tmp_path: Path, marker: str) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    data = private / "eval.csv"
+    data.write_text("a,b\n1,2\n")
+    data.chmod(0o600)
+    copy = workspace(tmp_path, "import sys\nprint(open(sys.argv[2]).read(), end='')\n")
+    result = run(copy, marker, None, str(data))
+    assert result.stdout == "a,b\n1,2\n" and not result.failed, result.failure_reason
+    assert oct(data.stat().st_mode & 0o777) == "0o600" and data.stat().st_uid == os.getuid()
+
+
+# nothing left behind
+
+
+def _command_cgroups() -> list[Path]:
+    hierarchies, _ = find_hierarchies()
+    folders = {hierarchy.own_folder() for hierarchy in hierarchies.values()}
+    return [entry for folder in folders for entry in folder.glob(f"{PREFIX}{os.getpid()}-*")]
+
+
+def test_the_commands_cgroups_and_scratch_folder_are_gone_afterwards(tmp_path: Path, marker: str) -> None:
+    copy = workspace(tmp_path, "import os\nprint(os.environ['HOME'])\n")
+    result = run(copy, marker)
+    assert not result.failed, result.failure_reason
+    assert not Path(result.stdout.strip()).exists()
+    assert _command_cgroups() == []
 
 
 def test_this_process_is_fine_afterwards(tmp_path: Path) -> None:
     assert os.getcwd() and shutil.disk_usage(tmp_path).free > 0
     result = run_sandboxed(["python", "-c", "print('still here')"], tmp_path, SandboxPolicy(limits=LIMITS))
     assert result.stdout == "still here\n" and not result.failed
+
+
+def test_an_isolation_object_for_none_needs_the_policy_to_allow_it(tmp_path: Path) -> None:
+    none = Isolation("none", None, "test")
+    with pytest.raises(SandboxUnavailable):
+        run_sandboxed(["python", "-c", "pass"], tmp_path, SandboxPolicy(limits=LIMITS), isolation=none)
+    allowed = run_sandboxed(["python", "-c", "pass"], tmp_path, UNCONFINED, isolation=none)
+    assert allowed.report.network_isolation == "unavailable (test)"
+
+
+# bubblewrap in a user namespace (how it runs when ModelGuard is not root: a laptop, the image's uid 10001)
+
+USER_NAMESPACE_PROBE = """
+import json, os, socket, sys
+seen = {"uid": os.getuid(), "root": sorted(os.listdir("/"))}
+try:
+    seen["shadow"] = open("/etc/shadow").read()
+except OSError as error:
+    seen["shadow"] = error.strerror
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5)
+    seen["connected"] = True
+except OSError:
+    seen["connected"] = False
+print(json.dumps(seen))
+"""
+
+
+@needs_bwrap
+def test_in_a_user_namespace_the_same_view_and_network_hold(tmp_path: Path, marker: str) -> None:
+    in_user_namespace = Isolation("bwrap", ISOLATION.program, "", drop_from_root=False)
+    copy = workspace(tmp_path, USER_NAMESPACE_PROBE)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = str(listener.getsockname()[1])
+        policy = SandboxPolicy(limits=LIMITS)
+        result = run_sandboxed(["python", "run.py", marker, port], copy, policy, isolation=in_user_namespace)
+    assert not result.failed, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["uid"] == os.getuid() and seen["connected"] is False
+    assert seen["shadow"] in ("", "Permission denied"), "covered even for a uid that could read it outside"
+    system = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr", "var"}
+    interpreter = {Path(path).resolve().parts[1] for path in (sys.prefix, sys.base_prefix)}
+    assert set(seen["root"]) <= system | interpreter, "only the system, the interpreter and the empty /tmp"
+    assert result.report.identity.endswith("in a user namespace without capabilities")

@@ -20,6 +20,9 @@ from libs.sandbox.limits import (
 def test_the_shipped_central_policy_has_a_valid_sandbox_section() -> None:
     policy = read_sandbox_policy(DEFAULT_CENTRAL_POLICY)
     assert policy.isolation == "auto" and policy.read_only_workspace
+    assert policy.allow_unconfined is False, "fail closed unless a developer says otherwise"
+    assert "/etc/modelguard" in policy.hidden
+    assert policy.run_as_uid == 65534
     assert policy.limits.memory_bytes == 4 * 1024**3 and policy.limits.output_bytes == 16 * 1024**2
 
 
@@ -34,6 +37,10 @@ def test_a_missing_section_means_the_defaults() -> None:
         ({"limits": {"cpu_s": 0}}, "sandbox.limits.cpu_s"),
         ({"limits": {"memory": 1}}, "sandbox.limits.memory"),
         ({"isolation": "chroot"}, "sandbox.isolation"),
+        ({"isolation": "unshare"}, "sandbox.isolation"),
+        ({"hidden": ["relative/path"]}, "sandbox.hidden"),
+        ({"run_as_uid": 0}, "sandbox.run_as_uid"),
+        ({"read_only_workspace": False}, "sandbox.read_only_workspace"),
         ([1, 2], "the sandbox section is a mapping"),
     ],
 )
