@@ -131,6 +131,14 @@ def _emit_mcl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_sandbox() -> None:
+    """Workspace code runs only where nothing can be stolen: refuse up front, in one line, without bubblewrap."""
+    from libs.sandbox.limits import default_sandbox_policy
+    from libs.sandbox.run import require_sandbox
+
+    require_sandbox(default_sandbox_policy())
+
+
 def _investigate(args: argparse.Namespace) -> int:
     from libs.bundle.load import BundleError, load_bundle
     from modelguard.investigate import investigate
@@ -143,6 +151,7 @@ def _investigate(args: argparse.Namespace) -> int:
     except BundleError as exc:
         raise CliError(str(exc)) from exc
     settings = load_settings(default_home=out / "home")  # self-contained under --out unless MODELGUARD_HOME
+    _require_sandbox()
 
     def show(e: SignedEvent) -> None:
         print(f"  {e.event.meta.event_type:22} {e.event.meta.producer:10} {e.event.meta.event_id}")
@@ -166,6 +175,7 @@ def _investigate(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from modelguard.demo import run_demo
 
+    _require_sandbox()
     return run_demo(Path(args.out))
 
 

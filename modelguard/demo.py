@@ -43,7 +43,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
     print(f"\nincident {summary['incident_id']}: {len(summary['events'])} events in the ledger")
     print(
         f"  gate        {m['name']}: baseline {m['baseline']:.4f}, candidate {m['candidate']:.4f}, "
-        f"tolerance {m['tolerance']}"
+        f"tolerance {m['tolerance']}; metric computed by {m['computed_by']}"
+    )
+    sandbox = summary["sandbox"]
+    print(
+        f"  sandbox     {sandbox.get('mechanism', 'unknown')}: network {sandbox.get('network_isolation', '?')}; "
+        f"files {sandbox.get('filesystem_isolation', '?')}"
     )
     print(f"  diagnosis   {summary['diagnosis']['hypothesis']} (confidence {summary['diagnosis']['confidence']})")
     print(

@@ -43,6 +43,12 @@ def timings(events: list[SignedEvent], run_id: str) -> dict[str, Any]:
     return {"end_to_end_s": round(end_to_end, 3), "per_phase_s": per_phase}
 
 
+COMPUTED_BY = {
+    "referee": "ModelGuard (referee: predictions scored against labels the workspace never saw)",
+    "self_reported": "the workspace itself (self-reported)",
+}
+
+
 def build_summary(
     incident_id: str,
     events: list[SignedEvent],
@@ -57,6 +63,7 @@ def build_summary(
     gate = (validated or diagnosis or _last(first, "RegressionDetected")).gate
     report = validated.validation if validated else None
     invalid = diagnosis.report.invalid_values if diagnosis else {}
+    integrity = next((c for c in report.checks if c.name == "integrity"), None) if report else None
     return {
         "incident_id": incident_id,
         "events": [e.event.meta.event_type for e in events],
@@ -66,7 +73,9 @@ def build_summary(
             "candidate": gate.candidate,
             "after_repair": report.metric_after_repair if report else None,
             "tolerance": gate.tolerance,
+            "computed_by": COMPUTED_BY.get(gate.metric_source, gate.metric_source),
         },
+        "sandbox": (integrity.values.get("sandbox") if integrity else None) or {},
         "invalid_values": {
             "before": invalid.get("candidate"),
             "after": report.invalid_values_after if report else None,

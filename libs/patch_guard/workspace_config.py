@@ -16,6 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from libs.policy import WorkspacePolicy
+
 TEST_RUNNERS = frozenset({"pytest", "unittest", "nose2"})
 
 
@@ -33,6 +35,7 @@ class WorkspaceRepairConfig(BaseModel):
     max_files: int | None = Field(default=None, ge=1)
     max_changed_lines: int | None = Field(default=None, ge=1)
     evaluate: tuple[str, ...] = ()
+    predict: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     strategies: tuple[str, ...] | None = None
     labels: tuple[str, ...] = ()
@@ -47,7 +50,8 @@ class WorkspaceRepairConfig(BaseModel):
         return scopes
 
     def protected_globs(self) -> list[str]:
-        return [*self.protected_paths, *command_protected_paths(self.evaluate, self.tests)]
+        entry_points = [glob for command in (self.predict, self.evaluate) for glob in entry_point_globs(command)]
+        return [*self.protected_paths, *entry_points, *command_protected_paths((), self.tests)]
 
 
 def command_protected_paths(evaluate: Sequence[str], tests: Sequence[str]) -> list[str]:
@@ -83,6 +87,9 @@ def workspace_config_from_document(document: Mapping[str, Any], origin: str) -> 
     """A bundle's ``workspace:`` section or a model policy's ``repair:`` and ``workspace:`` sections."""
     workspace = _section(document, "workspace", origin)
     repair = _section(document, "repair", origin)
+    unknown = sorted(set(workspace) - set(WorkspacePolicy.model_fields))
+    if unknown:
+        raise WorkspaceConfigError(f"{origin}: workspace: unknown key {unknown[0]!r}")
     scopes = [scope for scope in (workspace.get("repair_paths"), repair.get("allowed_paths")) if scope is not None]
     try:
         return WorkspaceRepairConfig(
@@ -91,6 +98,7 @@ def workspace_config_from_document(document: Mapping[str, Any], origin: str) -> 
             max_files=repair.get("max_files"),
             max_changed_lines=repair.get("max_changed_lines"),
             evaluate=tuple(_strings(workspace.get("evaluate") or [], origin)),
+            predict=tuple(_strings(workspace.get("predict") or [], origin)),
             tests=tuple(_strings(workspace.get("tests") or [], origin)),
             strategies=tuple(_strings(repair["strategies"], origin)) if "strategies" in repair else None,
             labels=tuple(_labels(workspace.get("label"), origin)),

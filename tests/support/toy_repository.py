@@ -34,7 +34,8 @@ rows = pd.read_csv(args.features)
 x_train = np.nan_to_num(feature_frame(train).to_numpy(dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
 x_rows = np.nan_to_num(feature_frame(rows).to_numpy(dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
 model = LogisticRegression(C=C, max_iter=500).fit(x_train, train["churned"])
-pd.DataFrame({"row_id": rows["row_id"], "prediction": model.predict_proba(x_rows)[:, 1]}).to_csv(args.output, index=False)
+scores = model.predict_proba(x_rows)[:, 1]
+pd.DataFrame({"row_id": rows["row_id"], "prediction": scores}).to_csv(args.output, index=False)
 '''
 FEATURES = '''"""The model's inputs from raw customer rows; ``python -m toy.features --data CSV --output CSV``."""
 import argparse
@@ -129,7 +130,7 @@ def customers(
     if positive_rate is None:
         return frame
     positives, negatives = frame[frame.churned == 1], frame[frame.churned == 0]
-    k = int(round(n * positive_rate))
+    k = round(n * positive_rate)
     chosen = pd.concat([positives.sample(k, random_state=seed), negatives.sample(n - k, random_state=seed)])
     return chosen.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
