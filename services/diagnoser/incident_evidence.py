@@ -71,7 +71,7 @@ def collect_incident_evidence(
     location = drop_location(counterfactual, thresholds)
     with tempfile.TemporaryDirectory(prefix="modelguard-experiments-") as scratch:
         isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, Path(scratch))
-        localisation = _localise(inputs, metrics, location, thresholds, Path(scratch))
+        localisation = _localise(inputs, metrics, location, thresholds, Path(scratch), logged_renames(inputs))
     harmless = frozenset(isolation.dropped_paths) if isolation is not None else frozenset()
     evidence = [
         counterfactual,
@@ -80,7 +80,7 @@ def collect_incident_evidence(
         else change_isolation_unavailable(_why_not(inputs, location, "code")),
         code_change_evidence(diff, base, candidate, on_feature_path, harmless),
         config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes, harmless),
-        data_interventions_evidence(localisation)
+        data_interventions_evidence(localisation, thresholds.ks_drift)
         if localisation is not None
         else data_interventions_unavailable(_why_not(inputs, location, "data")),
     ]
@@ -135,12 +135,22 @@ def _isolate(
     )
 
 
+def logged_renames(inputs: IncidentInputs) -> dict[str, str]:
+    """Renames DataHub logged for the model's upstream datasets before the regression: old name -> new name."""
+    context = inputs.context
+    history = schema_history_evidence(
+        inputs.changes, [], inputs.dataset_urn, context, regression_time_ms(context.fetched_at if context else None)
+    )
+    return {item["old"]: item["new"] for item in history.values["renamed"]}
+
+
 def _localise(
     inputs: IncidentInputs,
     metrics: CounterfactualMetrics,
     location: str,
     thresholds: DiagnosisThresholds,
     scratch: Path,
+    renames: dict[str, str],
 ) -> DataLocalisation | None:
     if location != "data" or inputs.trials is None:
         return None
@@ -154,6 +164,7 @@ def _localise(
         inputs.workspace.label,
         thresholds,
         scratch,
+        renames,
     )
 
 

@@ -147,6 +147,13 @@ def _data_interventions(outcome: IncidentDiagnosis) -> list[str]:
         lines += ["", f"Best: {best['kind']} in {culprits}, winning back {best['recovered']:.0%}."]
     else:
         lines += ["", "No intervention wins the loss back."]
+    residual = values.get("residual_drift")
+    if residual:
+        held = "moved" if residual["ks"] >= values["ks_drift"] else "held"
+        lines.append(
+            f"Within each label group the inputs {held} (largest: {residual['column']}, KS {residual['ks']:.3f}; "
+            f"a prior shift leaves them as they were)."
+        )
     return [*lines, ""]
 
 

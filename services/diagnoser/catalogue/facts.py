@@ -62,6 +62,7 @@ class Fact(StrEnum):
     OUTDONE_DRIFT = "another_intervention_recovers_more_than_quantile_mapping"
     OUTDONE_LABEL = "another_intervention_recovers_more_than_the_label_mix"
     NO_SPECIFIC_RECOVERY = "no_specific_intervention_recovers"
+    INPUTS_MOVED_BEYOND_LABEL_MIX = "inputs_still_moved_once_the_label_mix_is_restored"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,12 @@ MEASURED_BY: dict[EvidenceKind, tuple[Fact, ...]] = {
         Fact.CHANGE_OUTSIDE_FEATURE_CODE,
         Fact.CHANGE_IN_GENERATED_CODE,
     ),
-    EvidenceKind.DATA_INTERVENTIONS: (*RECOVERED.values(), *OUTDONE.values(), Fact.NO_SPECIFIC_RECOVERY),
+    EvidenceKind.DATA_INTERVENTIONS: (
+        *RECOVERED.values(),
+        *OUTDONE.values(),
+        Fact.NO_SPECIFIC_RECOVERY,
+        Fact.INPUTS_MOVED_BEYOND_LABEL_MIX,
+    ),
     EvidenceKind.LABEL_SHIFT: (Fact.LABEL_SHIFTED, Fact.LABEL_STABLE),
 }
 """Evidence that may not be available for an incident (no ``features`` command, an experiment not run), and the
@@ -269,6 +275,9 @@ def _data_interventions(item: Evidence) -> dict[Fact, float]:
         others = max((value for other, value in recovered.items() if other != kind), default=0.0)
         found[fact] = others - recovered.get(kind, 0.0)
     found[Fact.NO_SPECIFIC_RECOVERY] = 1.0 - max((recovered.get(kind, 0.0) for kind in SPECIFIC_KINDS), default=0.0)
+    residual = values.get("residual_drift")
+    if residual is not None:
+        found[Fact.INPUTS_MOVED_BEYOND_LABEL_MIX] = float(residual["ks"] >= values["ks_drift"])
     return found
 
 

@@ -67,7 +67,7 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
             Fact.FEATURES_IDENTICAL: 0.60,
             Fact.FEATURE_CODE_UNCHANGED: 0.60,
             Fact.CHANGE_OUTSIDE_FEATURE_CODE: 0.60,
-            Fact.INVALID_VALUES_UNDER_BASE: 0.30,
+            Fact.INVALID_VALUES_UNDER_BASE: 0.10,
         },
     ),
     HypothesisSpec(
@@ -156,7 +156,12 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
             Fact.FEATURES_STABLE: 0.05,
             Fact.SOURCE_STABLE: 0.05,
         },
-        counter={**_DATA_COUNTER, Fact.LABEL_STABLE: 0.70, Fact.OUTDONE_LABEL: 0.60},
+        counter={
+            **_DATA_COUNTER,
+            Fact.LABEL_STABLE: 0.70,
+            Fact.OUTDONE_LABEL: 0.60,
+            Fact.INPUTS_MOVED_BEYOND_LABEL_MIX: 0.40,
+        },
     ),
 )
 

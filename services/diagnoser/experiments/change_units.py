@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -40,7 +42,10 @@ class ChangeUnit:
     def describe(self) -> str:
         if self.kind != "edit":
             return f"{self.path} ({self.kind.replace('_', ' ')})"
-        where = ", ".join(self.anchors[:3]) if self.anchors else _lines(self.hunks)
+        named = [anchor for anchor in self.anchors if not anchor.startswith("<")]
+        where = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        if len(named) < len(self.anchors) or not named:
+            where = f"{where}; {_lines(self.hunks)}" if where else _lines(self.hunks)
         return f"{self.path}: {where}"
 
     def as_dict(self) -> dict[str, object]:
@@ -108,6 +113,7 @@ def _edits(path: str, old: bytes, new: bytes, first_id: int) -> list[ChangeUnit]
         merged_hunks = [h for group in joined for h in group[0]] + [hunk]
         merged_anchors = set().union(anchors, *(group[1] for group in joined))
         groups = [group for group in groups if group not in joined] + [(merged_hunks, merged_anchors)]
+    groups = _merge_dependent(groups, base_defs, candidate_defs, a)
     groups.sort(key=lambda group: min(h.base_start for h in group[0]))
     return [
         ChangeUnit(
@@ -122,6 +128,43 @@ def _edits(path: str, old: bytes, new: bytes, first_id: int) -> list[ChangeUnit]
 
 
 Definition = tuple[int, int, str]
+Group = tuple[list[Hunk], set[str]]
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _merge_dependent(
+    groups: list[Group], base_defs: list[Definition] | None, candidate_defs: list[Definition] | None, base: list[str]
+) -> list[Group]:
+    """Join edits that cannot be applied apart: one that uses a name another defines anew, or one whose replaced
+    base lines use a name another removes (a rename of a helper and its callers is one change). Without this,
+    delta debugging spends its budget on subsets that do not import."""
+    if base_defs is None or candidate_defs is None:
+        return groups
+    before = {name.split(".")[-1] for _, _, name in base_defs if not name.startswith("<")}
+    after = {name.split(".")[-1] for _, _, name in candidate_defs if not name.startswith("<")}
+    merged = list(groups)
+    changed = True
+    while changed:
+        changed = False
+        for i, j in itertools.combinations(range(len(merged)), 2):
+            if _depends(merged[i], merged[j], before, after, base) or _depends(
+                merged[j], merged[i], before, after, base
+            ):
+                joined = (merged[i][0] + merged[j][0], merged[i][1] | merged[j][1])
+                merged = [g for k, g in enumerate(merged) if k not in (i, j)] + [joined]
+                changed = True
+                break
+    return merged
+
+
+def _depends(user: Group, owner: Group, before: set[str], after: set[str], base: list[str]) -> bool:
+    owned = {name.split(".")[-1] for name in owner[1] if not name.startswith("<")}
+    introduced, removed = owned & (after - before), owned & (before - after)
+    if not introduced and not removed:
+        return False
+    used_new = {m for h in user[0] for line in h.replacement for m in IDENTIFIER.findall(line)}
+    used_old = {m for h in user[0] for line in base[h.base_start : h.base_end] for m in IDENTIFIER.findall(line)}
+    return bool(introduced & used_new or removed & used_old)
 
 
 def _definitions(text: str) -> list[Definition] | None:
@@ -164,4 +207,8 @@ def _anchors(definitions: list[Definition] | None, start: int, end: int, side: s
 
 
 def _lines(hunks: tuple[Hunk, ...]) -> str:
-    return ", ".join(f"base lines {h.base_start + 1}-{h.base_end}" for h in hunks)
+    spans = [
+        f"{h.base_start + 1}-{h.base_end}" if h.base_end > h.base_start else f"after {h.base_start}" for h in hunks
+    ]
+    shown = ", ".join(spans[:3]) + (f" and {len(spans) - 3} more" if len(spans) > 3 else "")
+    return f"base lines {shown}"

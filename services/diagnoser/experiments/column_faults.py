@@ -46,13 +46,18 @@ def is_null(cells: pd.Series) -> pd.Series:
 
 
 def find_faults(
-    approval: pd.DataFrame, incident: pd.DataFrame, label: str, thresholds: DiagnosisThresholds
+    approval: pd.DataFrame,
+    incident: pd.DataFrame,
+    label: str,
+    thresholds: DiagnosisThresholds,
+    logged_renames: dict[str, str] | None = None,
 ) -> list[ColumnFault]:
-    """``approval`` and ``incident`` are raw text frames (train and eval rows together)."""
+    """``approval`` and ``incident`` are raw text frames (train and eval rows together); ``logged_renames``
+    (old -> new, from DataHub's schema history) pair a gone column with a new one the values alone cannot."""
     faults: list[ColumnFault] = []
     gone = [name for name in approval.columns if name not in incident.columns and name != label]
     new = [name for name in incident.columns if name not in approval.columns and name != label]
-    faults.extend(_renames(approval, incident, gone, new, thresholds))
+    faults.extend(_renames(approval, incident, gone, new, thresholds, logged_renames or {}))
     for name in approval.columns:
         if name == label or name not in incident.columns:
             continue
@@ -186,11 +191,20 @@ def _drift(before: pd.Series, after: pd.Series, thresholds: DiagnosisThresholds)
 
 
 def _renames(
-    approval: pd.DataFrame, incident: pd.DataFrame, gone: list[str], new: list[str], thresholds: DiagnosisThresholds
+    approval: pd.DataFrame,
+    incident: pd.DataFrame,
+    gone: list[str],
+    new: list[str],
+    thresholds: DiagnosisThresholds,
+    logged: dict[str, str],
 ) -> list[ColumnFault]:
     faults = []
     taken: set[str] = set()
     for old in gone:
+        if logged.get(old) in new and logged[old] not in taken:
+            taken.add(logged[old])
+            faults.append(ColumnFault("schema", old, {"renamed_to": logged[old], "source": "DataHub schema history"}))
+            continue
         best: tuple[float, str] | None = None
         for candidate in new:
             if candidate in taken:
@@ -211,6 +225,8 @@ def _renames(
 
 
 def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisThresholds) -> float | None:
+    """How unlike two columns' values are: KS of the numbers, PSI of the categories, KS of the text lengths for
+    free text (many distinct values); None when their kinds differ."""
     if numeric_share(old) >= thresholds.numeric_parse_rate:
         values = formatted_numbers(new)
         if values.notna().mean() < thresholds.numeric_parse_rate:
@@ -218,7 +234,10 @@ def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisThresholds) -
         return ks_statistic(plain_numbers(old), values)[0]
     if numeric_share(new) >= thresholds.numeric_parse_rate:
         return None
-    return psi_categorical(old, new)
+    if _is_categorical(old, thresholds) or _is_categorical(new, thresholds):
+        return psi_categorical(old, new)
+    lengths = (old.astype(str).str.len().astype(float), new.astype(str).str.len().astype(float))
+    return ks_statistic(*lengths)[0]
 
 
 def approval_fill(cells: pd.Series, thresholds: DiagnosisThresholds) -> str:

@@ -17,16 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from libs.referee.metrics import METRICS, MetricUndefined, Task
 from libs.workspace.scored_rows import ScoredRows
-from services.diagnoser.experiments.column_faults import ColumnFault, find_faults
+from services.diagnoser.experiments.column_faults import MIN_DISTINCT_FOR_DRIFT, ColumnFault, find_faults
 from services.diagnoser.experiments.column_repairs import fault_rows, repaired_frame
 from services.diagnoser.experiments.delta_debugging import Subset, Verdict, ddmin
-from services.diagnoser.experiments.label_mix import label_distance, label_groups, mix_weights, resampled
+from services.diagnoser.experiments.label_mix import grouped_like, label_distance, label_groups, mix_weights, resampled
 from services.diagnoser.experiments.loss import loss, share
 from services.diagnoser.inputs import CounterfactualMetrics, DataWindow, GateSpec
+from services.diagnoser.profiling.drift import ks_statistic
+from services.diagnoser.profiling.numbers import plain_numbers
 from services.diagnoser.thresholds import DiagnosisThresholds
 from services.diagnoser.trials.runner import TrialRunner
 from services.diagnoser.trials.trial import Trial
@@ -36,6 +39,7 @@ How = Literal["repair", "leave_out", "resample"]
 SPECIFIC: tuple[InterventionKind, ...] = ("schema", "type", "category", "quality")
 SPECIFICITY: tuple[InterventionKind, ...] = ("schema", "type", "category", "quality", "label", "drift")
 MIN_ROWS_KEPT = 0.3
+MIN_GROUP_ROWS = 30
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,9 @@ class DataLocalisation:
     data_loss: float
     label_moved: float | None
     culprits: tuple[str, ...] = ()
+    residual_drift: tuple[str, float] | None = None
+    """After resampling to the approval label mix: the numeric column still most unlike the approval window,
+    and its KS. A prior shift leaves P(inputs | label) as it was, so this is small; a new segment is not."""
     """The columns of the best intervention that carry its recovery (delta debugging)."""
 
     def recovered(self, kind: InterventionKind) -> float | None:
@@ -111,15 +118,17 @@ def localise_data_fault(
     label: str,
     thresholds: DiagnosisThresholds,
     scratch: Path,
+    logged_renames: dict[str, str] | None = None,
 ) -> DataLocalisation | None:
-    """None when the base code loses nothing to the data (or the cells are missing)."""
+    """None when the base code loses nothing to the data (or the cells are missing). ``logged_renames`` are the
+    renames DataHub recorded (old -> new): a rename the data alone cannot pair is tried too."""
     if metrics.base_on_approval is None or metrics.base_on_incident is None:
         return None
     data_loss = loss(gate, metrics.base_on_incident) - loss(gate, metrics.base_on_approval)
     if data_loss <= 0:
         return None
     frames = _Frames(*(_raw(path) for path in (approval.train, approval.eval, incident.train, incident.eval)))
-    faults = find_faults(frames.approval, frames.incident, label, thresholds)
+    faults = find_faults(frames.approval, frames.incident, label, thresholds, logged_renames or {})
     scored = metrics.scored.get("base_on_incident")
     with tempfile.TemporaryDirectory(dir=scratch, prefix="data-") as folder:
         lab = _Lab(runner, base, frames, gate, label, thresholds, Path(folder), scored, metrics, data_loss)
@@ -131,7 +140,9 @@ def localise_data_fault(
         localisation = DataLocalisation(tuple(faults), tuple(interventions), round(data_loss, 6), lab.label_moved)
         best = localisation.best()
         culprits = lab.culprits(best, faults) if best is not None else ()
-    return DataLocalisation(tuple(faults), tuple(lab.all), round(data_loss, 6), lab.label_moved, culprits)
+    return DataLocalisation(
+        tuple(faults), tuple(lab.all), round(data_loss, 6), lab.label_moved, culprits, lab.residual_drift
+    )
 
 
 def _raw(path: Path) -> pd.DataFrame:
@@ -160,6 +171,7 @@ class _Lab:
         self.task = _task(gate, frames, label, thresholds)
         self.all: list[Intervention] = []
         self.label_moved: float | None = None
+        self.residual_drift: tuple[str, float] | None = None
         self._numbers = itertools.count()
 
     def first_round(self, faults: Sequence[ColumnFault]) -> list[Intervention]:
@@ -258,6 +270,10 @@ class _Lab:
         self.label_moved = round(moved, 4)
         if moved < self.thresholds.label_shift:
             return None
+        pooled = label_groups(frames.approval[self.label], frames.incident[self.label], self.task)
+        if pooled is not None:
+            groups = grouped_like(pooled[0], pooled[1], self.task)
+            self.residual_drift = _residual_drift(frames.approval, frames.incident, groups, self.label)
         return self._trial("base on the incident rows resampled to the approval label mix", parts[0], parts[1])
 
     def _trial(self, name: str, train: pd.DataFrame, scored: pd.DataFrame) -> Trial:
@@ -276,6 +292,34 @@ class _Lab:
         intervention = Intervention(kind, how, columns, metric, recovered, detail)
         self.all.append(intervention)
         return intervention
+
+
+def _residual_drift(
+    approval: pd.DataFrame, incident: pd.DataFrame, groups: tuple[np.ndarray, np.ndarray], label: str
+) -> tuple[str, float] | None:
+    """P(inputs | label) compared between the windows: per numeric input column, the KS statistic within each
+    label group (a class, or a decile of the approval labels), averaged with the approval's group shares; the
+    column that moved most. A prior shift leaves this small; a new segment whose labels moved with it does not."""
+    approval_groups, incident_groups = groups
+    worst: tuple[str, float] | None = None
+    for name in approval.columns:
+        if name == label or name not in incident.columns:
+            continue
+        before, after = plain_numbers(approval[name]), plain_numbers(incident[name])
+        if before.dropna().nunique() < MIN_DISTINCT_FOR_DRIFT:
+            continue
+        total, weight = 0.0, 0.0
+        for group in np.unique(approval_groups):
+            a, b = before[approval_groups == group].dropna(), after[incident_groups == group].dropna()
+            if len(a) < MIN_GROUP_ROWS or len(b) < MIN_GROUP_ROWS:
+                continue
+            share = float(np.mean(approval_groups == group))
+            total, weight = total + share * ks_statistic(a, b)[0], weight + share
+        if weight:
+            statistic = round(total / weight, 4)
+            if worst is None or statistic > worst[1]:
+                worst = (str(name), statistic)
+    return worst
 
 
 def _task(gate: GateSpec, frames: _Frames, label: str, thresholds: DiagnosisThresholds) -> Task:

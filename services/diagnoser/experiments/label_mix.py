@@ -31,6 +31,11 @@ def label_groups(reference: pd.Series, current: pd.Series, task: Task) -> tuple[
     return np.array([codes[k] for k in keys[0]]), np.array([codes[k] for k in keys[1]])
 
 
+def grouped_like(reference: np.ndarray, current: np.ndarray, task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's label group: its class, or the decile of the reference labels its value falls in."""
+    return _groups(reference, current, task)
+
+
 def _groups(reference: np.ndarray, current: np.ndarray, task: Task) -> tuple[np.ndarray, np.ndarray]:
     if task == "classification":
         return reference.astype(int), current.astype(int)

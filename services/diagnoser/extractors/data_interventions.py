@@ -26,7 +26,8 @@ def data_interventions_unavailable(reason: str) -> Evidence:
     )
 
 
-def data_interventions_evidence(localisation: DataLocalisation) -> Evidence:
+def data_interventions_evidence(localisation: DataLocalisation, ks_drift: float) -> Evidence:
+    """``ks_drift``: the policy's drift threshold, against which the residual drift is read."""
     recovered = {kind: localisation.recovered(kind) for kind in SPECIFICITY if localisation.attempted(kind)}
     best = localisation.best()
     values = {
@@ -38,6 +39,10 @@ def data_interventions_evidence(localisation: DataLocalisation) -> Evidence:
         "best": best.as_dict() if best is not None else None,
         "culprit_columns": list(localisation.culprits),
         "label_moved": localisation.label_moved,
+        "ks_drift": ks_drift,
+        "residual_drift": {"column": localisation.residual_drift[0], "ks": localisation.residual_drift[1]}
+        if localisation.residual_drift
+        else None,
     }
     if best is None or not best.recovered:
         tried = len(localisation.interventions)

@@ -114,6 +114,20 @@ def test_a_prior_shift_is_label_shift_even_though_the_inputs_moved_with_it(tmp_p
     assert outcome.chosen_hypothesis == "label_shift"
     quality = _evidence(outcome, EvidenceKind.SOURCE_QUALITY)
     assert quality["faulty_columns"] == []  # the flags' shares moved with the label mix: no invalid value
+    residual = _evidence(outcome, EvidenceKind.DATA_INTERVENTIONS)["residual_drift"]
+    assert residual["ks"] < THRESHOLDS.ks_drift  # P(inputs | label) as it was
+
+
+def test_inputs_that_moved_within_each_label_group_are_no_prior_shift(tmp_path: Path) -> None:
+    """A new segment of heavy users churns more, so the label mix moves too; within each class the visits moved
+    as well, which a prior shift cannot do: covariate drift, not label shift."""
+    outcome = diagnose_inputs(
+        toy.toy_inputs(tmp_path, incident=(toy.customers(21), toy.customers(22, heavy_users=0.3))), THRESHOLDS
+    )
+    assert outcome.chosen_hypothesis == "covariate_drift"
+    interventions = _evidence(outcome, EvidenceKind.DATA_INTERVENTIONS)
+    assert interventions["label_moved"] >= THRESHOLDS.label_shift  # so the label mix was restored and tried
+    assert interventions["residual_drift"]["ks"] >= THRESHOLDS.ks_drift
 
 
 def test_the_outcome_does_not_depend_on_a_features_command(tmp_path: Path) -> None:
