@@ -62,7 +62,16 @@ with open(args.output, "w", newline="") as handle:
     for r in scored:
         writer.writerow([r["row_id"], int(feature(r) > threshold)])
 '''
-PREDICT_COMMAND = ["python", "predict.py", "--train", "{train}", "--features", "{features}", "--output", "{predictions}"]
+PREDICT_COMMAND = [
+    "python",
+    "predict.py",
+    "--train",
+    "{train}",
+    "--features",
+    "{features}",
+    "--output",
+    "{predictions}",
+]
 EVALUATE_COMMAND = ["python", "evaluate.py", "--train", "{train}", "--eval", "{eval}"]
 
 FEATURES = {

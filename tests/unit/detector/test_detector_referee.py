@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contracts.common import PolicyRef
-from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from contracts.events.evaluation import EvaluationPassed, RegressionDetected
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle

@@ -55,7 +55,9 @@ def test_the_referee_scores_the_predictions_against_the_labels_it_kept(tmp_path:
 def test_a_workspace_that_prints_its_own_verdict_gets_the_referee_s(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path)
     (bundle.tree("candidate") / "predict.py").write_text(FAKE_VERDICT, encoding="utf-8")
-    result = evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate)
+    result = evaluate_model(
+        bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate
+    )
     assert result.metrics["accuracy"] < 0.7  # all-negative predictions on balanced rows, not the printed 0.99
 
 
