@@ -51,7 +51,10 @@ def test_a_damaged_bundle_is_refused_with_one_line(tmp_path: Path, damage, messa
     [
         (lambda spec: spec.update(format="modelguard-bundle/9"), "format"),
         (lambda spec: spec["gate"].update(direction="sideways"), "gate.direction"),
-        (lambda spec: spec["workspace"].pop("evaluate"), "workspace: .*a predict command, an evaluate command"),
+        (
+            lambda spec: [spec["workspace"].pop(command) for command in ("evaluate", "predict")],
+            "workspace: .*a predict command, an evaluate command",
+        ),
         (lambda spec: spec["model"].update(urn="urn:li:dataset:x"), "model.urn"),
         (lambda spec: spec.update(surprise=1), "surprise"),
     ],
