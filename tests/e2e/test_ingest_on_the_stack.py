@@ -26,6 +26,7 @@ from services.detector.policy_catalog import load_policies
 from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import RunningStack, running_stack
 from tests.support.sample_events import evaluation
+from tests.support.self_reported_policy import install_self_reported_policy
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
@@ -36,7 +37,9 @@ TOKEN = "stack-ingest-token-0123456789"
 def ingesting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningStack, str]]:
     port = free_loopback_port()
     env = {"MODELGUARD_INGEST_PORT": str(port), "MODELGUARD_INGEST_TOKEN": TOKEN, "MODELGUARD_INGEST_HOST": "127.0.0.1"}
-    with running_stack(tmp_path_factory.mktemp("ingest"), env, services=("ledger", "detector")) as stack:
+    home = tmp_path_factory.mktemp("ingest")
+    install_self_reported_policy(home)  # the reports below carry fake artifacts: gate on their own figures
+    with running_stack(home, env, services=("ledger", "detector")) as stack:
         yield stack, f"http://127.0.0.1:{port}"
 
 
@@ -47,6 +50,7 @@ def _call(url: str, method: str, path: str, token: str = TOKEN, **kwargs: Any) -
 
 def _a_model_and_metric_the_policies_cover(stack: RunningStack) -> tuple[str, str]:
     policy = load_policies(stack.settings.policy_dir)[0].policy
+    assert not policy.workspace.referee, "these reports carry no real trees for a referee to run"
     return policy.applies_to[0].replace("*", "x"), policy.gate.metric
 
 

@@ -75,7 +75,10 @@ def test_every_service_counts_its_events_and_times_its_handler(traced_stack: Run
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         totals = _metric_totals(path)
-        if all(totals.get((f"modelguard-{s}", EVENTS_OUT), 0) >= 1 for s in producers):
+        # the ledger's counter reaches the metrics file on its next export, after the wait saw the ledger
+        if all(totals.get((f"modelguard-{s}", EVENTS_OUT), 0) >= 1 for s in producers) and (
+            totals.get(("modelguard-ledger", EVENTS_IN), 0) >= 14
+        ):
             break
         time.sleep(0.5)
 

@@ -1,8 +1,9 @@
 """Diagnose -> repair -> validate on the churn bundle (fixtures/scenarios/churn-monthly-spend), the way the
 phases run it: the inputs are built from the bundle's trees, data windows and DataHub files, the four
-counterfactual metrics come from running the workspace's own evaluation, the repair reads the published
-diagnosis event and the central policy's repair section, and the validation runs the patched copy on the
-incident window. Every figure asserted on here is computed by the phases themselves."""
+counterfactual metrics come from the workspace's predictions, scored by the referee against the labels it kept
+back, the repair reads the published diagnosis event and the central policy's repair section, and the
+validation runs the patched copy on the incident window. Every figure asserted on here is computed by the
+phases themselves."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from contracts.events.context import ContextCollected
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
 from libs.workspace.data_windows import FILE_NAMES, WINDOW_NAMES, pack_data_windows
+from libs.workspace.model_evaluation import evaluate_model
 from libs.workspace.repository import build_repository
 from libs.workspace.snapshot import snapshot_commit, tree_digests
 from services.detector.gate import apply_gate
@@ -73,11 +75,12 @@ def collected(
     repo = build_repository(bundle, tmp_path_factory.mktemp("repo") / bundle.name)
     base, candidate = repo.commits["base"], repo.commits["candidate"]
     windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
-    metrics = inputs.metrics
-    assert metrics.base_on_approval is not None and metrics.candidate_on_incident is not None
-    gate = apply_gate(
-        inputs.gate, {inputs.gate.metric: metrics.base_on_approval}, {inputs.gate.metric: metrics.candidate_on_incident}
-    )
+    # as the detector's referee does: the base revision predicts the approval window, the candidate the incident
+    # window, and ModelGuard scores both against the labels it kept back
+    baseline = evaluate_model(inputs.base_dir, inputs.approval, inputs.workspace, inputs.gate)
+    candidate_run = evaluate_model(inputs.candidate_dir, inputs.incident, inputs.workspace, inputs.gate)
+    assert baseline.source == candidate_run.source == "referee"
+    gate = apply_gate(inputs.gate, baseline.metrics, candidate_run.metrics, source="referee")
     assert inputs.context is not None
     return ContextCollected(
         run_id="run-1",
@@ -118,7 +121,11 @@ def proposal(event: BaseModel, bundle: Bundle, central: dict[str, Any]) -> Repai
 
 @pytest.fixture(scope="module")
 def validation(
-    proposal: RepairProposal, inputs: IncidentInputs, collected: ContextCollected, diagnosis: IncidentDiagnosis
+    proposal: RepairProposal,
+    inputs: IncidentInputs,
+    collected: ContextCollected,
+    diagnosis: IncidentDiagnosis,
+    central: dict[str, Any],
 ) -> ValidationReport:
     gate = collected.gate
     return validate_repair(
@@ -132,6 +139,8 @@ def validation(
         evaluate_placeholders=inputs.incident.placeholders(),
         features_data=inputs.incident.eval,
         diagnosed_invalid_by_column=diagnosis.invalid_values.candidate_by_column,
+        window=inputs.incident,
+        require_predict=central["validation"]["require_predict"],
     )
 
 
@@ -141,6 +150,8 @@ def test_the_gate_fails_and_the_drop_follows_the_code(
     gate = collected.gate
     assert gate.regressed and gate.baseline - gate.candidate > gate.tolerance
     cells = diagnosis.counterfactual
+    # the diagnosis's own runs of the same pairs give the referee's figures
+    assert (cells["base_on_approval"], cells["candidate_on_incident"]) == (gate.baseline, gate.candidate)
     # same window, other code: the base code does not lose what the candidate loses
     assert cells["base_on_incident"] - cells["candidate_on_incident"] > gate.tolerance
     assert cells["base_on_approval"] - cells["candidate_on_approval"] > gate.tolerance
@@ -200,6 +211,8 @@ def test_validation_passes_in_an_isolated_copy(
     validation: ValidationReport, collected: ContextCollected, bundle: Bundle, candidate_digests: dict[str, str]
 ) -> None:
     assert validation.passed, validation.failure_reason
+    evaluation = next(check for check in validation.checks if check.name == "evaluation")
+    assert evaluation.values["metric_source"] == "referee"
     assert validation.invalid_values_after == 0
     assert validation.tests_failed == 0 and validation.tests_errors == 0
     assert validation.tests_passed is not None and validation.tests_passed > 0

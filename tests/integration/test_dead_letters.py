@@ -19,13 +19,16 @@ from libs.signing.keys import KeyRegistry, generate_key, load_private_key
 from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import running_stack
 from tests.support.sample_events import reported
+from tests.support.self_reported_policy import install_self_reported_policy
 
 pytestmark = pytest.mark.broker
 
 
 @pytest.fixture(scope="module")
 def detector_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, str]]:
-    with running_stack(tmp_path_factory.mktemp("stack"), services=("detector",)) as running:
+    home = tmp_path_factory.mktemp("stack")
+    install_self_reported_policy(home)  # the sample evaluation's artifacts are fake: gate on its own figures
+    with running_stack(home, services=("detector",)) as running:
         yield running.settings, running.bootstrap
 
 

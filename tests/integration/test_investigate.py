@@ -76,8 +76,9 @@ def test_investigate_of_a_harmless_change_passes_the_gate_with_exit_0(tmp_path: 
 
 
 def test_reported_metrics_drive_the_gate_and_the_diagnosis_checks_them_by_running(tmp_path: Path) -> None:
-    """CI says the candidate regressed; running both revisions on both windows shows no drop: abstain, say why."""
-    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="harmless")
+    """CI says the candidate regressed; running both revisions on both windows shows no drop: abstain, say why.
+    Only a self-reported workspace's CI figures drive the gate (with predict, the referee's do)."""
+    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="harmless", contract="evaluate")
     spec = yaml.safe_load((bundle / "bundle.yaml").read_text())
     spec["metrics"] = {"baseline": {"accuracy": 0.95}, "candidate": {"accuracy": 0.70}}
     (bundle / "bundle.yaml").write_text(yaml.safe_dump(spec))

@@ -10,6 +10,7 @@ import yaml
 
 from fixtures.suite_generator.suite import GENERATED, MANIFEST, build_suite
 from libs.bundle.load import load_bundle
+from libs.referee.metrics import gate_problem
 
 REPO = Path(__file__).resolve().parents[3]
 SCENARIOS = REPO / "fixtures" / "scenarios"
@@ -105,6 +106,26 @@ def test_bundle_has_the_required_files_and_a_valid_expectation(bundle: Path) -> 
     config = yaml.safe_load((bundle / "bundle.yaml").read_text(encoding="utf-8"))
     for column in config["workspace"].get("categorical_defaults") or {}:
         assert column in (bundle / "data/incident/eval.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=[bundle.name for bundle in BUNDLES])
+def test_bundle_is_refereed(bundle: Path) -> None:
+    """Every public bundle declares predict, not evaluate: ModelGuard computes its gate metric itself, so the
+    metric must be one the referee knows, in its direction; nothing in the bundle still names evaluate.py."""
+    spec = load_bundle(bundle).spec
+    assert spec.workspace.predict is not None and spec.workspace.evaluate is None
+    assert spec.workspace.reported_metrics == ()
+    assert gate_problem(spec.gate.metric, spec.gate.direction) is None
+    entry_point = spec.workspace.predict[1]
+    for revision in ("base", "candidate"):
+        tree = bundle / "workspace" / revision
+        assert (tree / entry_point).is_file(), f"{revision} has no {entry_point}"
+        assert not (tree / "evaluate.py").exists()
+        for path in tree.rglob("*"):
+            if path.is_file():
+                assert "evaluate.py" not in path.read_text(encoding="utf-8"), path.relative_to(bundle)
+    for name in ("metadata.json", "changes.json"):
+        assert "evaluate.py" not in (bundle / "datahub" / name).read_text(encoding="utf-8")
 
 
 def test_the_suite_covers_every_hypothesis_and_outcome() -> None:
