@@ -11,7 +11,9 @@ from types import ModuleType
 from typing import Any
 
 from contracts.events.diagnosis import RepairHints, Suspect
+from libs.bundle.effective_policy import read_central_policy
 from libs.patch_guard.globs import matches_any
+from services.repairer.patch_guard import GuardVerdict, ProposedPatch, check_patch
 from services.repairer.repair_context import DivisionPolicy, RepairContext
 from services.repairer.source_tree import SourceTree
 from services.repairer.strategies.outcome import MultiFileEdit, StrategyRefusal
@@ -86,3 +88,20 @@ def load_module(path: Path) -> ModuleType:
 def diff_lines(diff: str) -> list[str]:
     """The diff's added and removed lines (with their ``+``/``-``), headers left out."""
     return [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- "))]
+
+
+def guard_verdict(
+    context: RepairContext, edit: MultiFileEdit, repair_paths: tuple[str, ...] = ("pkg/*.py",)
+) -> GuardVerdict:
+    """The patch guard's verdict on ``edit`` as the repairer asks for it: the central policy's ``repair``
+    section, a workspace config permitting ``repair_paths``, the candidate tree as the workspace."""
+    central = read_central_policy()["repair"]
+    patch = ProposedPatch(strategy=edit.strategy, unified_diff=edit.unified_diff, files=edit.files)
+    return check_patch(patch, central, {"repair_paths": list(repair_paths)}, workspace=context.candidate.root)
+
+
+def assert_guard_accepts(
+    context: RepairContext, edit: MultiFileEdit, repair_paths: tuple[str, ...] = ("pkg/*.py",)
+) -> None:
+    verdict = guard_verdict(context, edit, repair_paths)
+    assert verdict.allowed, [f"{v.rule}: {v.detail}" for v in verdict.violations]
