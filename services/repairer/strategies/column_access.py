@@ -8,7 +8,8 @@
 - ``loop``: ``record[name]`` in a loop or comprehension whose ``name`` runs over a column list holding it;
 - ``columns``: ``frame[COLUMNS]`` with a column list holding it (``frame[NUMERIC]``, ``frame[CAT + NUM]``).
 
-Only reads count (``frame["c"] = ...`` writes). ``owner`` is the frame or record read from.
+Only reads count (``frame["c"] = ...`` writes). ``owner`` is the frame or record read from; ``frame_parameter``
+says which parameter of the function, if any, that frame comes in by.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import ast
 from dataclasses import dataclass
 from typing import Literal
 
-from libs.python_source.column_reads import column_reads, expression_root
+from libs.python_source.column_reads import column_reads, derived_names, expression_root, parameter_use
 from libs.python_source.definitions import FunctionNode
 from services.repairer.strategies.column_names import ColumnNames, NameHolder
 from services.repairer.strategies.package_modules import ParsedModule
@@ -188,3 +189,28 @@ def is_record(access: ColumnAccess, parents: dict[ast.AST, ast.AST]) -> bool:
 
 def _binds(target: ast.AST, name: str) -> bool:
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(target))
+
+
+def frame_parameter(access: ColumnAccess, parents: dict[ast.AST, ast.AST], pandas: str | None) -> str | None:
+    """The parameter of the access's function whose frame the column is read from: the owner is the parameter,
+    or a name the function derives from it (``out = frame[COLUMNS].copy()``). None for a record (a loop
+    variable, a parameter used as a record), the receiver of a method, or an owner the function makes itself."""
+    function = access.function
+    if function is None or is_record(access, parents):
+        return None
+    root = expression_root(access.owner)
+    for parameter in parameter_names(function):
+        if parameter == receiver_name(function, parents):
+            continue
+        if root in derived_names(function, parameter) and parameter_use(function, parameter, pandas) != "record":
+            return parameter
+    return None
+
+
+def receiver_name(function: FunctionNode, parents: dict[ast.AST, ast.AST]) -> str | None:
+    """``self`` / ``cls`` of a method of a class; None for a function or a static method."""
+    if not isinstance(parents.get(function), ast.ClassDef):
+        return None
+    decorators = {getattr(decorator, "id", getattr(decorator, "attr", "")) for decorator in function.decorator_list}
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional and "staticmethod" not in decorators else None
