@@ -176,7 +176,7 @@ def _routed_columns(tree: ast.Module, names: ColumnNames) -> Iterator[RoutedColu
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        factory = _called_name(node.func)
+        factory = called_name(node.func)
         if factory == "ColumnTransformer":
             spec = node.args[0] if node.args else _keyword(node, "transformers")
             entries = spec.elts if isinstance(spec, ast.List | ast.Tuple) else []
@@ -198,7 +198,8 @@ def _selected(names: ColumnNames, selection: ast.expr) -> tuple[str, ...] | None
     return names.column_list(selection)
 
 
-def _called_name(function: ast.expr) -> str | None:
+def called_name(function: ast.expr) -> str | None:
+    """The name a call is made by: ``f`` for ``f(...)``, ``m`` for ``x.m(...)``."""
     if isinstance(function, ast.Name):
         return function.id
     if isinstance(function, ast.Attribute):

@@ -1,13 +1,25 @@
 """unseen_category: map a categorical column's values unseen in training to the workspace's declared default.
 
-Where the column is read (``frame["c"]``) and used with a known set of categories, the site changes so a
-value outside that set behaves like the default category:
+When the module encodes the column against a catalogue (``encoder_catalogues``: ``OneHotEncoder(categories=
+[PLANS])`` in a ColumnTransformer), values outside it are mapped where the frame takes its final values:
+
+- after the function's last write of the column (the code's own cleaning, ``out["c"] = out["c"].str.strip()``):
+  ``out["c"] = out["c"].where(out["c"].isin(PLANS), "<default>")``;
+- otherwise at the start of a function that selects the column from a frame parameter (``frame[CAT + NUM]``)
+  or hands the parameter whole to a model routing it: ``frame = frame.replace({"c": {value: "<default>" for
+  value in set(frame["c"]) - set(PLANS)}})`` (a copy: the caller's frame is not changed).
+
+Elsewhere, where the column is read (``column_access``: a key, a constant, a class attribute, a default...)
+and used with a known set of categories, the site changes so a value outside that set behaves like the
+default category:
 
 - ``R.map(M)`` with ``M`` a module-level dict   -> ``R.map(lambda value: M.get(value, M["<default>"]))``
 - ``M[R]``, or ``M[v]`` in a comprehension ``for v in R``  -> ``M.get(R, M["<default>"])``
-- ``f(R, CATS)`` / ``pd.Categorical(R, categories=CATS)`` with ``CATS`` a module-level tuple/list of
-  strings (one-hot loops, categoricals) -> ``R`` becomes ``np.where(np.isin(R, CATS), R, "<default>")`` in a
-  numpy module, ``R.where(R.isin(CATS), "<default>")`` in a pandas one.
+- ``R == v`` with ``v`` a loop or comprehension variable over a catalogue (one-hot loops), and ``f(R, CATS)`` /
+  ``pd.Categorical(R, categories=CATS)`` with ``CATS`` a list of strings (a constant, a class attribute, a
+  literal): ``R`` becomes ``np.where(np.isin(R, CATS), R, "<default>")`` in a numpy module,
+  ``R.where(R.isin(CATS), "<default>")`` in a pandas one, ``(R if R in CATS else "<default>")`` for a record's
+  field.
 
 Refused without a declared default for the column, or when the default is not one of the known categories.
 """
@@ -19,13 +31,25 @@ from collections.abc import Iterator
 from typing import Any
 
 from contracts.catalogue import RepairStrategy, answers
-from libs.python_source.column_reads import column_reads, module_parents
-from libs.python_source.definitions import dict_literals, string_sequences, string_values
+from libs.python_source.definitions import FunctionNode, dict_literals, string_values
 from libs.python_source.imports import module_alias
 from libs.python_source.literals import literal_like
 from libs.python_source.source_text import Replacement, SourceText, apply_replacements
 from services.repairer.repair_context import RepairContext
+from services.repairer.strategies.body_start import body_start
+from services.repairer.strategies.column_access import (
+    ColumnAccess,
+    column_accesses,
+    enclosing_function,
+    frame_parameter,
+    is_record,
+)
+from services.repairer.strategies.column_names import ColumnNames
+from services.repairer.strategies.column_transformers import ColumnTransformers
+from services.repairer.strategies.encoder_catalogues import Catalogue, encoder_catalogue
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
+from services.repairer.strategies.package_modules import PackageModules, ParsedModule
+from services.repairer.strategies.quote_example import quote_example
 
 STRATEGY = RepairStrategy.UNSEEN_CATEGORY
 ANSWERS = answers(STRATEGY)
@@ -38,112 +62,235 @@ class _UnknownDefault(ValueError):
     pass
 
 
+class _ModuleSites:
+    """The replacements of one module for one column."""
+
+    def __init__(self, module: ParsedModule, names: ColumnNames, column: str, default: Any) -> None:
+        self.module = module
+        self.names = names
+        self.column = column
+        self.default = default
+        self.text = SourceText(module.source)
+        self.dicts = dict_literals(module.tree)
+        self.numpy = module_alias(module.tree, "numpy")
+        self.pandas = module_alias(module.tree, "pandas")
+        self.quote = quote_example(module.tree, self.text, column)
+        self.written = literal_like(default, self.quote)
+        self.accesses = column_accesses(module, names, column)
+
+    def replacements(self) -> list[Replacement]:
+        handled: set[int] = set()
+        found: list[Replacement] = []
+        if self.pandas is not None:
+            transformers = ColumnTransformers(self.module, self.names)
+            catalogue = encoder_catalogue(transformers, self.names, self.column)
+            if catalogue is not None:
+                found.extend(self._encoded(transformers, catalogue, handled))
+        for access in self.accesses:
+            if access.single and (access.function is None or id(access.function) not in handled):
+                found.extend(self._at_read(access))
+        return found
+
+    # the frame fed to a catalogue encoder
+
+    def _encoded(self, transformers: ColumnTransformers, catalogue: Catalogue, handled: set[int]) -> list[Replacement]:
+        text, name = self.text, self.text.segment(catalogue.node)
+        found: list[Replacement] = []
+        for statement, target in self._last_writes():
+            point = text.line_end(statement.end_lineno or statement.lineno)
+            segment = text.segment(target)
+            line = f"{segment} = {segment}.where({segment}.isin({name}), {self.written})"
+            found.append(Replacement(point, point, f"{text.indent(statement.lineno)}{line}{text.newline}"))
+            handled.add(id(enclosing_function(statement, self.module.parents)))
+        entries: dict[int, tuple[FunctionNode, list[str]]] = {}
+        for access in self.accesses:
+            if access.kind != "columns" or access.function is None or id(access.function) in handled:
+                continue
+            frame = frame_parameter(access, self.module.parents, self.pandas)
+            if frame is not None:
+                frames = entries.setdefault(id(access.function), (access.function, []))[1]
+                frames.extend([frame] if frame not in frames else [])
+        for whole in transformers.whole_frames(self.column):
+            if id(whole.function) not in handled:
+                frames = entries.setdefault(id(whole.function), (whole.function, []))[1]
+                frames.extend([whole.parameter] if whole.parameter not in frames else [])
+        key = literal_like(self.column, self.quote)
+        for function, frames in entries.values():
+            placement = body_start(text, function)
+            if isinstance(placement, str):
+                continue
+            line, indent = placement
+            point = text.line_start(line)
+            for frame in frames:
+                unseen = f"{{value: {self.written} for value in set({frame}[{key}]) - set({name})}}"
+                found.append(
+                    Replacement(point, point, f"{indent}{frame} = {frame}.replace({{{key}: {unseen}}}){text.newline}")
+                )
+            handled.add(id(function))
+        if found:
+            self._check(catalogue.values, name)
+        return found
+
+    def _last_writes(self) -> Iterator[tuple[ast.stmt, ast.Subscript]]:
+        """Per function, its last statement writing the column on a frame (``out["c"] = ...``), when it starts
+        its own line."""
+        last: dict[int, tuple[ast.stmt, ast.Subscript]] = {}
+        for node in ast.walk(self.module.tree):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target = node.targets[0]
+            if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+                continue
+            holder = self.names.holder(target.slice)
+            function = enclosing_function(node, self.module.parents)
+            if holder is None or holder.column != self.column or function is None:
+                continue
+            write = ColumnAccess(target, self.column, target.value, function, "key", holder)
+            if is_record(write, self.module.parents) or len(self.text.indent(node.lineno)) != node.col_offset:
+                continue
+            if id(function) not in last or last[id(function)][0].lineno < node.lineno:
+                last[id(function)] = (node, target)
+        yield from last.values()
+
+    # a read used with known categories
+
+    def _at_read(self, access: ColumnAccess) -> Iterator[Replacement]:
+        text, parents, node = self.text, self.module.parents, access.node
+        parent = parents.get(node)
+        segment = text.segment(node)
+        if isinstance(parent, ast.Attribute) and parent.attr == "map":
+            call = parents.get(parent)
+            mapping = self._dict_argument(call)
+            if mapping is not None and isinstance(call, ast.Call):
+                self._check(string_values(self.dicts[mapping]), mapping)
+                start, end = text.span(call.args[0])
+                yield Replacement(start, end, f"lambda value: {mapping}.get(value, {mapping}[{self.written}])")
+                return
+        if isinstance(parent, ast.Subscript) and parent.slice is node and self._is_dict(parent.value):
+            yield self._get_with_default(parent, segment)
+            return
+        if isinstance(parent, ast.comprehension) and parent.iter is node and isinstance(parent.target, ast.Name):
+            yield from self._comprehension_lookups(parents[parent], parent.target.id)
+            return
+        catalogue = self._compared_catalogue(node, parent) or self._categories_argument(node, parent)
+        if catalogue is None:
+            return
+        values, name = catalogue
+        wrapped = self._as_known(segment, name, is_record(access, parents))
+        if wrapped is not None:
+            self._check(values, name)
+            start, end = text.span(node)
+            yield Replacement(start, end, wrapped)
+
+    def _as_known(self, segment: str, catalogue: str, scalar: bool) -> str | None:
+        if scalar:
+            return f"({segment} if {segment} in {catalogue} else {self.written})"
+        if self.numpy is not None:
+            return f"{self.numpy}.where({self.numpy}.isin({segment}, {catalogue}), {segment}, {self.written})"
+        if self.pandas is not None:
+            return f"{segment}.where({segment}.isin({catalogue}), {self.written})"
+        return None
+
+    def _compared_catalogue(self, node: ast.expr, parent: ast.AST | None) -> tuple[tuple[str, ...], str] | None:
+        """``R == v`` / ``R != v`` with ``v`` a loop or comprehension variable running over a catalogue."""
+        if not (
+            isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(parent.ops[0], ast.Eq | ast.NotEq)
+        ):
+            return None
+        other = parent.comparators[0] if parent.left is node else parent.left
+        if not isinstance(other, ast.Name):
+            return None
+        iterable = _loop_iterable(parent, other.id, self.module.parents)
+        values = self.names.column_list(iterable) if iterable is not None else None
+        return (values, self.text.segment(iterable)) if values is not None and iterable is not None else None
+
+    def _categories_argument(self, node: ast.expr, parent: ast.AST | None) -> tuple[tuple[str, ...], str] | None:
+        """``f(R, CATS)`` / ``pd.Categorical(R, categories=CATS)``: exactly one other argument a list of strings."""
+        if not (isinstance(parent, ast.Call) and node in parent.args):
+            return None
+        others = [arg for arg in parent.args if arg is not node] + [keyword.value for keyword in parent.keywords]
+        found = [(values, other) for other in others if (values := self.names.column_list(other)) is not None]
+        if len(found) != 1:
+            return None
+        values, other = found[0]
+        return values, self.text.segment(other)
+
+    def _comprehension_lookups(self, comprehension: ast.AST, variable: str) -> Iterator[Replacement]:
+        assert isinstance(comprehension, Comprehension)
+        elements = [comprehension.key, comprehension.value] if isinstance(comprehension, ast.DictComp) else []
+        elements = elements or [comprehension.elt]  # type: ignore[union-attr]
+        for element in elements:
+            for node in ast.walk(element):
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.slice, ast.Name)
+                    and node.slice.id == variable
+                    and self._is_dict(node.value)
+                ):
+                    yield self._get_with_default(node, variable)
+
+    def _get_with_default(self, lookup: ast.Subscript, key: str) -> Replacement:
+        mapping = lookup.value.id  # type: ignore[attr-defined]
+        self._check(string_values(self.dicts[mapping]), mapping)
+        start, end = self.text.span(lookup)
+        return Replacement(start, end, f"{mapping}.get({key}, {mapping}[{self.written}])")
+
+    def _dict_argument(self, call: ast.AST | None) -> str | None:
+        if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords and self._is_dict(call.args[0]):
+            return call.args[0].id  # type: ignore[attr-defined]
+        return None
+
+    def _is_dict(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id in self.dicts
+
+    def _check(self, known: tuple[str, ...], name: str) -> None:
+        if self.default not in known:
+            raise _UnknownDefault(f"the declared default {self.default!r} is not one of the categories of {name}")
+
+
 def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     defaults = {
         column: context.categorical_defaults[column]
         for column in context.hints.unseen_categories
         if column in context.categorical_defaults
     }
+    package = PackageModules(context)
     edits: list[FileEdit] = []
-    for module in context.permitted_modules():
-        path, source, tree = module.path, module.source, module.tree
+    for module in package.permitted_modules():
+        names = ColumnNames(module, package)
         try:
-            replacements = list(_module_replacements(tree, SourceText(source), defaults))
+            replacements = [
+                replacement
+                for column, default in defaults.items()
+                for replacement in _ModuleSites(module, names, column, default).replacements()
+            ]
         except _UnknownDefault as error:
             return _refuse(str(error))
         if replacements:
-            edits.append(FileEdit(path=path, old_text=source, new_text=apply_replacements(source, replacements)))
+            new_text = apply_replacements(module.source, replacements)
+            edits.append(FileEdit(path=module.path, old_text=module.source, new_text=new_text))
     if not edits:
         return _refuse(f"no permitted file maps {', '.join(sorted(defaults))} through a known set of categories")
     summary = ", ".join(f"{column} -> {default!r}" for column, default in sorted(defaults.items()))
     return multi_file_edit(STRATEGY, edits, rationale=f"values unseen in training now map to the default ({summary})")
 
 
-def _module_replacements(tree: ast.Module, text: SourceText, defaults: dict[str, Any]) -> Iterator[Replacement]:
-    parents = module_parents(tree)
-    dicts, sequences = dict_literals(tree), string_sequences(tree)
-    numpy, pandas = module_alias(tree, "numpy"), module_alias(tree, "pandas")
-    for column, default in defaults.items():
-        for read in column_reads(tree, column, parents):
-            if not read.by_constant:
-                continue
-            node, parent = read.node, parents.get(read.node)
-            segment = text.segment(node)
-            written = literal_like(default, text.segment(node.slice))
-            if isinstance(parent, ast.Attribute) and parent.attr == "map":
-                call = parents.get(parent)
-                mapping = _dict_argument(call, dicts)
-                if mapping is not None:
-                    _check_default(default, dicts[mapping], mapping)
-                    fallback = f"{mapping}[{written}]"
-                    start, end = text.span(call.args[0])  # type: ignore[union-attr]
-                    yield Replacement(start, end, f"lambda value: {mapping}.get(value, {fallback})")
-                    continue
-            if isinstance(parent, ast.Subscript) and parent.slice is node and _dict_name(parent.value, dicts):
-                yield _get_with_default(text, parent, segment, default, written, dicts)
-                continue
-            if isinstance(parent, ast.comprehension) and parent.iter is node and isinstance(parent.target, ast.Name):
-                yield from _comprehension_lookups(text, parents[parent], parent.target.id, default, written, dicts)
-                continue
-            if isinstance(parent, ast.Call) and node in parent.args:
-                categories = _categories_argument(parent, node, sequences)
-                if categories is not None:
-                    _check_default(default, sequences[categories], categories)
-                    start, end = text.span(node)
-                    if numpy is not None:
-                        wrapped = f"{numpy}.where({numpy}.isin({segment}, {categories}), {segment}, {written})"
-                    elif pandas is not None:
-                        wrapped = f"{segment}.where({segment}.isin({categories}), {written})"
-                    else:
-                        continue
-                    yield Replacement(start, end, wrapped)
-
-
-def _comprehension_lookups(
-    text: SourceText, comprehension: ast.AST, variable: str, default: Any, written: str, dicts: dict[str, ast.Dict]
-) -> Iterator[Replacement]:
-    assert isinstance(comprehension, Comprehension)
-    elements = [comprehension.key, comprehension.value] if isinstance(comprehension, ast.DictComp) else []
-    elements = elements or [comprehension.elt]  # type: ignore[union-attr]
-    for element in elements:
-        for node in ast.walk(element):
-            if (
-                isinstance(node, ast.Subscript)
-                and isinstance(node.slice, ast.Name)
-                and node.slice.id == variable
-                and _dict_name(node.value, dicts)
-            ):
-                yield _get_with_default(text, node, variable, default, written, dicts)
-
-
-def _get_with_default(
-    text: SourceText, lookup: ast.Subscript, key: str, default: Any, written: str, dicts: dict[str, ast.Dict]
-) -> Replacement:
-    mapping = lookup.value.id  # type: ignore[attr-defined]
-    _check_default(default, dicts[mapping], mapping)
-    start, end = text.span(lookup)
-    return Replacement(start, end, f"{mapping}.get({key}, {mapping}[{written}])")
-
-
-def _dict_argument(call: ast.AST | None, dicts: dict[str, ast.Dict]) -> str | None:
-    if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords and _dict_name(call.args[0], dicts):
-        return call.args[0].id  # type: ignore[attr-defined]
+def _loop_iterable(node: ast.AST, variable: str, parents: dict[ast.AST, ast.AST]) -> ast.expr | None:
+    """What the innermost loop or comprehension binding ``variable`` around ``node`` runs over."""
+    child, parent = node, parents.get(node)
+    while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        if isinstance(parent, ast.For | ast.AsyncFor) and child in parent.body and _binds(parent.target, variable):
+            return parent.iter
+        if isinstance(parent, Comprehension) and child is not None:
+            for generator in parent.generators:
+                if _binds(generator.target, variable):
+                    return generator.iter
+        child, parent = parent, parents.get(parent)
     return None
 
 
-def _dict_name(node: ast.expr, dicts: dict[str, ast.Dict]) -> bool:
-    return isinstance(node, ast.Name) and node.id in dicts
-
-
-def _categories_argument(call: ast.Call, read: ast.expr, sequences: dict[str, ast.expr]) -> str | None:
-    others = [arg for arg in call.args if arg is not read] + [kw.value for kw in call.keywords]
-    names = [arg.id for arg in others if isinstance(arg, ast.Name) and arg.id in sequences]
-    return names[0] if len(names) == 1 else None
-
-
-def _check_default(default: Any, known: ast.expr, name: str) -> None:
-    if default not in string_values(known):
-        raise _UnknownDefault(f"the declared default {default!r} is not one of the categories of {name}")
+def _binds(target: ast.expr, name: str) -> bool:
+    return isinstance(target, ast.Name) and target.id == name
 
 
 def _refuse(reason: str) -> StrategyRefusal:
