@@ -90,7 +90,8 @@ def _helper_access(module: ParsedModule, call: ast.Call, names: ColumnNames, col
     callee = _callee(module, call, caller)
     if callee is None:
         return None
-    bound = bound_arguments(call, callee)
+    method = isinstance(call.func, ast.Attribute) and receiver_name(callee, module.parents) is not None
+    bound = bound_arguments(call, callee, method=method)
     for parameter, argument in bound.items():
         holder = names.holder(argument)
         if holder is None or holder.column != column:
