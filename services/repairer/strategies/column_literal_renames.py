@@ -43,6 +43,8 @@ def literal_replacements(
             elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id in holders:
                 targets[id(module.strings[node.slice.id])] = module.strings[node.slice.id]
     for node in sorted(targets.values(), key=lambda node: (node.lineno, node.col_offset)):
+        if id(node) in covered.holders:
+            continue
         start, end = text.span(node)
         segment = text.segment(node)
         plain = segment[1:-1] == old and segment[:1] == segment[-1:]

@@ -17,21 +17,30 @@ or passed to a call beside the frame or record it names (``helper(row, "old")``)
 original quote style; so does a module-level ``NAME = "old"`` used that way. Docstrings, comments and other
 strings that happen to match are left alone.
 
-Refused when no permitted file reads the old column.
+Reads are also found where the name is held elsewhere (``column_access`` / ``column_names``: a class
+attribute, a constructor or function default, a constant, a config value): on a frame they make the function
+an entry point like any other read; otherwise the name follows the rename where it is written
+(``column_holder_renames``), a config file included when the workspace config lets a repair edit it.
+
+Refused when no permitted file reads the old column (naming the files that hold its name but may not be
+edited).
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 
 from contracts.catalogue import RepairStrategy, answers
 from libs.python_source.source_text import Replacement, SourceText, apply_replacements
 from services.repairer.repair_context import RepairContext
+from services.repairer.strategies.column_access import ColumnAccess, column_accesses
+from services.repairer.strategies.column_holder_renames import HolderRenames
 from services.repairer.strategies.column_literal_renames import literal_replacements
+from services.repairer.strategies.column_names import ColumnNames
 from services.repairer.strategies.frame_entry_renames import Covered, FrameEntryRenames
 from services.repairer.strategies.module_index import ModuleIndex
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
+from services.repairer.strategies.package_modules import PackageModules, ParsedModule
 
 STRATEGY = RepairStrategy.COLUMN_RENAME
 ANSWERS = answers(STRATEGY)
@@ -42,28 +51,34 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     renames = {rename.old: rename.new for rename in context.hints.renamed_columns if rename.old != rename.new}
     if not renames:
         return _refuse("the diagnosis names no renamed column")
-    edits: list[FileEdit] = []
-    translated: list[str] = []
-    literal_files: list[str] = []
-    notes: list[str] = []
-    followed: set[str] = set()
-    for module in context.permitted_modules():
-        path, source, tree = module.path, module.source, module.tree
-        plan = _plan_module(tree, SourceText(source), renames)
-        if not plan.replacements:
-            continue
-        edits.append(FileEdit(path=path, old_text=source, new_text=apply_replacements(source, plan.replacements)))
-        followed |= plan.followed
-        translated.extend(f"{name} ({path})" for name in plan.entries)
-        if plan.literal:
-            literal_files.append(path)
-        if plan.note:
-            notes.append(f"{path}: {plan.note}")
+    package = PackageModules(context)
+    holders = HolderRenames(package)
+    plans = [_entry_plan(module, ColumnNames(module, package), renames) for module in package.permitted_modules()]
+    for plan in plans:
+        for accesses in plan.accesses.values():
+            for access in accesses:
+                if plan.covers(access):
+                    holders.keep(access)
+    kept = {node for _, node in holders.kept if isinstance(node, int)}
+    for plan in plans:
+        plan.covered.holders |= kept
+        _fallback(plan, renames, holders)
+    edits = _file_edits(package, plans, holders)
+    translated = [f"{name} ({plan.module.path})" for plan in plans for name in plan.entries]
+    literal_files = sorted(
+        {plan.module.path for plan in plans if plan.literal}
+        | {path for path in holders.replacements if path not in holders.config_files}
+    )
+    followed = set().union(*(plan.followed for plan in plans)) if plans else set()
+    notes = [f"{plan.module.path}: {plan.note}" for plan in plans if plan.note]
     if not edits:
         names = ", ".join(repr(old) for old in sorted(renames))
+        blocked = sorted(holders.blocked)
+        verb = "names" if len(blocked) == 1 else "name"
+        held = f" ({', '.join(blocked)} {verb} it, which a repair may not edit)" if blocked else ""
         return _refuse(
             f"no permitted file reads {names}: no column key, column constant or helper argument beside a frame "
-            "or record names it"
+            f"or record names it{held}"
         )
     summary = ", ".join(f"{old!r} -> {renames[old]!r}" for old in sorted(followed))
     parts = []
@@ -75,11 +90,14 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
         )
     if literal_files:
         parts.append(f"the column keys in {', '.join(literal_files)} name the new column")
+    if holders.config_files:
+        parts.append(f"the config values in {', '.join(sorted(holders.config_files))} name the new column")
     missing = sorted(set(renames) - followed)
     if missing:
         notes.append(f"not read by the permitted files: {', '.join(missing)}")
     note = f" ({'; '.join(notes)})" if notes else ""
-    function = translated[0].split(" (")[0] if len(translated) == 1 and not literal_files else None
+    alone = len(translated) == 1 and not literal_files and not holders.config_files
+    function = translated[0].split(" (")[0] if alone else None
     rationale = f"follows the upstream rename {summary}: {'; '.join(parts)}{note}"
     return multi_file_edit(STRATEGY, edits, rationale=rationale, function=function)
 
@@ -90,34 +108,75 @@ def _refuse(reason: str) -> StrategyRefusal:
 
 @dataclass
 class _Plan:
+    module: ParsedModule
+    index: ModuleIndex
+    text: SourceText
+    accesses: dict[str, list[ColumnAccess]]
+    """Per old column, the module's reads of it that ``column_access`` finds."""
     replacements: list[Replacement] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
     """Qualified names of the functions that got the rename line."""
+    covered: Covered = field(default_factory=Covered)
     literal: bool = False
     followed: set[str] = field(default_factory=set)
     note: str = ""
 
+    def covers(self, access: ColumnAccess) -> bool:
+        """Whether the access is in a function that receives a renamed frame."""
+        return id(access.node) in self.covered.nodes
 
-def _plan_module(tree: ast.Module, text: SourceText, renames: dict[str, str]) -> _Plan:
-    module = ModuleIndex(tree)
-    plan = _Plan()
-    covered = Covered()
-    if module.pandas:
-        entry_renames = FrameEntryRenames(module, renames)
-        inserted = list(entry_renames.insertions(text, renames))
-        failed = [reason for reason in inserted if isinstance(reason, str)]
-        if failed:
-            plan.note = f"no entry-point rename ({failed[0]}); column keys renamed instead"
-        else:
-            for name, replacement, olds in (item for item in inserted if not isinstance(item, str)):
-                plan.entries.append(name)
-                plan.replacements.append(replacement)
-                plan.followed |= olds
-            covered = entry_renames.covered
+
+def _entry_plan(module: ParsedModule, names: ColumnNames, renames: dict[str, str]) -> _Plan:
+    """The module's entry-point renames (a pandas module), and what they cover."""
+    accesses = {old: column_accesses(module, names, old) for old in renames}
+    plan = _Plan(module, ModuleIndex(module.tree), SourceText(module.source), accesses)
+    if not plan.index.pandas:
+        return plan
+    entry_renames = FrameEntryRenames(plan.index, renames, accesses)
+    inserted = list(entry_renames.insertions(plan.text, renames))
+    failed = [reason for reason in inserted if isinstance(reason, str)]
+    if failed:
+        plan.note = f"no entry-point rename ({failed[0]}); column keys renamed instead"
+        return plan
+    for name, replacement, olds in (item for item in inserted if not isinstance(item, str)):
+        plan.entries.append(name)
+        plan.replacements.append(replacement)
+        plan.followed |= olds
+    plan.covered = entry_renames.covered
+    return plan
+
+
+def _fallback(plan: _Plan, renames: dict[str, str], holders: HolderRenames) -> None:
+    """The column keys outside the covered functions, and the holders of the names their reads use."""
     for old, new in renames.items():
-        literal = list(literal_replacements(module, text, old, new, covered))
+        literal = list(literal_replacements(plan.index, plan.text, old, new, plan.covered))
         if literal:
             plan.replacements.extend(literal)
             plan.literal = True
             plan.followed.add(old)
-    return plan
+        for access in plan.accesses[old]:
+            if not plan.covers(access) and holders.rename(access, old, new):
+                plan.followed.add(old)
+
+
+def _file_edits(package: PackageModules, plans: list[_Plan], holders: HolderRenames) -> list[FileEdit]:
+    """One edit per file: a module's own replacements and the holders renamed in it (a span once)."""
+    by_path: dict[str, dict[tuple[int, int], Replacement]] = {}
+    for plan in plans:
+        spans = by_path.setdefault(plan.module.path, {})
+        for replacement in plan.replacements:
+            spans.setdefault((replacement.start, replacement.end), replacement)
+    for path, replacements in holders.replacements.items():
+        spans = by_path.setdefault(path, {})
+        for span, replacement in replacements.items():
+            spans.setdefault(span, replacement)
+    edits = []
+    for path, spans in sorted(by_path.items()):
+        if not spans:
+            continue
+        module = package.module(path)
+        source = module.source if module is not None else package.context.candidate.read(path)
+        if source is None:
+            continue
+        edits.append(FileEdit(path=path, old_text=source, new_text=apply_replacements(source, list(spans.values()))))
+    return edits

@@ -1,15 +1,18 @@
 """Where a function reads an old column on a frame it derives from a parameter: a column key on the frame
 (``raw["old"]``, ``raw.get("old")``), a module-level column constant used as the frame's columns
-(``raw.reindex(columns=RAW_COLUMNS)``, ``raw[FEATURES]``), or the old name passed beside the frame to a helper
-(``self.numeric(frame, "old")``)."""
+(``raw.reindex(columns=RAW_COLUMNS)``, ``raw[FEATURES]``), the old name passed beside the frame to a helper
+(``self.numeric(frame, "old")``), or any read ``column_access`` finds on the frame (the name held in a class
+attribute, a constructor or function default, a config value: ``X[self.text_column]``)."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from libs.python_source.column_reads import column_reads, expression_root, own_nodes
 from services.repairer.strategies.call_arguments import call_arguments, is_text
+from services.repairer.strategies.column_access import ColumnAccess
 from services.repairer.strategies.module_index import ModuleFunction, ModuleIndex
 
 PASS_THROUGH_CALLS = frozenset({"list", "tuple", "set", "sorted"})
@@ -22,13 +25,21 @@ class FrameReads:
     read: bool
     """Whether the function reads the column (writing it alone does not count)."""
     constants: tuple[ast.Constant, ...]
-    """The string constants naming the column on the frame."""
+    """The string constants naming the column on the frame (for a name held elsewhere, where it is written:
+    a class attribute, a default, a constant of this module or another one)."""
     names: frozenset[str]
     """The module-level constants used as the frame's columns."""
 
 
-def frame_reads(module: ModuleIndex, function: ModuleFunction, frames: frozenset[str], old: str) -> FrameReads:
-    """How ``function`` uses the column ``old`` on ``frames`` (the names it derives from one parameter)."""
+def frame_reads(
+    module: ModuleIndex,
+    function: ModuleFunction,
+    frames: frozenset[str],
+    old: str,
+    accesses: Sequence[ColumnAccess] = (),
+) -> FrameReads:
+    """How ``function`` uses the column ``old`` on ``frames`` (the names it derives from one parameter);
+    ``accesses`` are the module's reads of ``old`` that ``column_access`` finds."""
     nodes = list(own_nodes(function.node))
     own = {id(node) for node in nodes}
     constants: dict[int, ast.Constant] = {}
@@ -64,6 +75,11 @@ def frame_reads(module: ModuleIndex, function: ModuleFunction, frames: frozenset
             names.add(source.id)
         elif isinstance(source, ast.Tuple | ast.List | ast.Set):
             constants.update((id(item), item) for item in source.elts if is_text(item, old))  # type: ignore[misc]
+    for access in accesses:
+        if access.function is function.node and expression_root(access.owner) in frames:
+            read = True
+            if access.holder is not None and access.holder.node is not None:
+                constants.setdefault(id(access.holder.node), access.holder.node)
     return FrameReads(read, tuple(constants.values()), frozenset(names))
 
 

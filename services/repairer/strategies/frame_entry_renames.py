@@ -11,13 +11,14 @@ one too). The line goes at the start of the body (after the docstring):
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from libs.python_source.column_reads import expression_root, own_nodes
 from libs.python_source.literals import literal_like
 from libs.python_source.source_text import Replacement, SourceText
 from services.repairer.strategies.body_start import body_start
+from services.repairer.strategies.column_access import ColumnAccess
 from services.repairer.strategies.frame_column_reads import FrameReads, frame_reads
 from services.repairer.strategies.frame_detection import FrameParameters, Pair
 from services.repairer.strategies.module_index import ModuleIndex
@@ -32,13 +33,21 @@ class Covered:
     nodes: set[int] = field(default_factory=set)
     names: dict[str, set[str]] = field(default_factory=dict)
     """Old column -> module-level constant names read on a renamed frame."""
+    holders: set[int] = field(default_factory=set)
+    """The string constants (by id, of any module) naming an old column on a renamed frame: they keep it."""
 
 
 class FrameEntryRenames:
     """Which functions of a pandas module receive a frame that reads an old column, and which of them are
     the entry points that get the rename line."""
 
-    def __init__(self, module: ModuleIndex, renames: dict[str, str]) -> None:
+    def __init__(
+        self,
+        module: ModuleIndex,
+        renames: dict[str, str],
+        accesses: Mapping[str, Sequence[ColumnAccess]] | None = None,
+    ) -> None:
+        """``accesses``: per old column, the module's reads of it that ``column_access`` finds."""
         self.module = module
         self.parameters = FrameParameters(module)
         frames = self.parameters.frames
@@ -48,7 +57,8 @@ class FrameEntryRenames:
         """Per frame parameter, the old columns read on it, directly or by the functions it is passed to."""
         for pair in sorted(frames):
             for old in renames:
-                reads = frame_reads(module, module.functions[pair[0]], self.parameters.derived[pair], old)
+                function, derived = module.functions[pair[0]], self.parameters.derived[pair]
+                reads = frame_reads(module, function, derived, old, (accesses or {}).get(old, ()))
                 self.reads[(pair, old)] = reads
                 if reads.read:
                     self.reaches[pair].add(old)
@@ -90,6 +100,7 @@ class FrameEntryRenames:
             covered.nodes.update(id(node) for node in own_nodes(self.module.functions[pair[0]].node))
             for old in mapping.get(pair, self.reaches[pair]):
                 covered.names.setdefault(old, set()).update(self.reads[(pair, old)].names)
+                covered.holders.update(id(constant) for constant in self.reads[(pair, old)].constants)
             pending.extend(
                 target
                 for source, target in self.parameters.edges
@@ -127,7 +138,9 @@ class FrameEntryRenames:
 
     def _quote_example(self, text: SourceText) -> str:
         """A string literal of the file naming an old column, to write the new line in its quotes."""
-        nodes = [node for (_, _), reads in self.reads.items() for node in reads.constants]
+        nodes = [
+            node for (_, _), reads in self.reads.items() for node in reads.constants if node in self.module.parents
+        ]
         for old, names in sorted(self.covered.names.items()):
             for name in sorted(names):
                 value = self.module.sequences.get(name)
