@@ -94,42 +94,55 @@ class _ModuleSites:
     # the frame fed to a catalogue encoder
 
     def _encoded(self, transformers: ColumnTransformers, catalogue: Catalogue, handled: set[int]) -> list[Replacement]:
-        text, name = self.text, self.text.segment(catalogue.node)
-        found: list[Replacement] = []
+        name = self.text.segment(catalogue.node)
+        found = list(self._after_cleaning(name, handled))  # marks the functions that clean the column handled
+        found += self._at_entries(transformers, name, handled)
+        if found:
+            self._check(catalogue.values, name)
+        return found
+
+    def _after_cleaning(self, catalogue: str, handled: set[int]) -> Iterator[Replacement]:
+        """The mapping after each function's last write of the column."""
+        text = self.text
         for statement, target in self._last_writes():
             point = text.line_end(statement.end_lineno or statement.lineno)
             segment = text.segment(target)
-            line = f"{segment} = {segment}.where({segment}.isin({name}), {self.written})"
-            found.append(Replacement(point, point, f"{text.indent(statement.lineno)}{line}{text.newline}"))
+            line = f"{segment} = {segment}.where({segment}.isin({catalogue}), {self.written})"
+            yield Replacement(point, point, f"{text.indent(statement.lineno)}{line}{text.newline}")
             handled.add(id(enclosing_function(statement, self.module.parents)))
-        entries: dict[int, tuple[FunctionNode, list[str]]] = {}
-        for access in self.accesses:
-            if access.kind != "columns" or access.function is None or id(access.function) in handled:
-                continue
-            frame = frame_parameter(access, self.module.parents, self.pandas)
-            if frame is not None:
-                frames = entries.setdefault(id(access.function), (access.function, []))[1]
-                frames.extend([frame] if frame not in frames else [])
-        for whole in transformers.whole_frames(self.column):
-            if id(whole.function) not in handled:
-                frames = entries.setdefault(id(whole.function), (whole.function, []))[1]
-                frames.extend([whole.parameter] if whole.parameter not in frames else [])
-        key = literal_like(self.column, self.quote)
-        for function, frames in entries.values():
+
+    def _at_entries(self, transformers: ColumnTransformers, catalogue: str, handled: set[int]) -> Iterator[Replacement]:
+        """The mapping at the start of the other functions that select the column from a frame parameter or
+        hand the parameter whole to a model routing it."""
+        text, key = self.text, literal_like(self.column, self.quote)
+        for function, frames in self._entry_frames(transformers, handled).values():
             placement = body_start(text, function)
             if isinstance(placement, str):
                 continue
             line, indent = placement
             point = text.line_start(line)
             for frame in frames:
-                unseen = f"{{value: {self.written} for value in set({frame}[{key}]) - set({name})}}"
-                found.append(
-                    Replacement(point, point, f"{indent}{frame} = {frame}.replace({{{key}: {unseen}}}){text.newline}")
-                )
+                unseen = f"{{value: {self.written} for value in set({frame}[{key}]) - set({catalogue})}}"
+                yield Replacement(point, point, f"{indent}{frame} = {frame}.replace({{{key}: {unseen}}}){text.newline}")
             handled.add(id(function))
-        if found:
-            self._check(catalogue.values, name)
-        return found
+
+    def _entry_frames(
+        self, transformers: ColumnTransformers, handled: set[int]
+    ) -> dict[int, tuple[FunctionNode, list[str]]]:
+        entries: dict[int, tuple[FunctionNode, list[str]]] = {}
+
+        def enter(function: FunctionNode, frame: str) -> None:
+            frames = entries.setdefault(id(function), (function, []))[1]
+            if id(function) not in handled and frame not in frames:
+                frames.append(frame)
+
+        for access in self.accesses:
+            frame = frame_parameter(access, self.module.parents, self.pandas) if access.kind == "columns" else None
+            if frame is not None and access.function is not None:
+                enter(access.function, frame)
+        for whole in transformers.whole_frames(self.column):
+            enter(whole.function, whole.parameter)
+        return {number: entry for number, entry in entries.items() if entry[1]}
 
     def _last_writes(self) -> Iterator[tuple[ast.stmt, ast.Subscript]]:
         """Per function, its last statement writing the column on a frame (``out["c"] = ...``), when it starts
