@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from contracts.events.diagnosis import ColumnRename, RepairHints
 from services.repairer.strategies import column_rename
@@ -63,6 +64,7 @@ def test_a_column_named_by_a_class_attribute_is_renamed_back_where_the_frame_com
 
 CONSTRUCTOR_SOURCE = """import numpy as np
 import pandas as pd
+import pytest
 from sklearn.base import BaseEstimator, TransformerMixin
 
 SUBJECT = "subject"
@@ -131,6 +133,7 @@ CONFIG_SOURCE = """import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 SETTINGS = json.loads(Path(__file__).with_name("settings.json").read_text())
 COLUMNS = {"id": "ticket_id", "text": "subject"}
@@ -212,3 +215,53 @@ def test_refuses_when_the_config_naming_the_column_is_not_permitted(tmp_path: Pa
         "no permitted file reads 'subject': no column key, column constant or helper argument beside a frame or "
         "record names it (pkg/settings.json names it, which a repair may not edit)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "loader", "text", "changed"),
+    [
+        (
+            "settings.toml",
+            "tomllib.loads",
+            "[columns]\ntext_column = 'subject'\nid = 'ticket_id'\n",
+            ["-text_column = 'subject'", "+text_column = 'ticket_title'"],
+        ),
+        (
+            "settings.yaml",
+            "yaml.safe_load",
+            "columns:\n  text_column: subject  # the title line\n  id: ticket_id\n",
+            ["-  text_column: subject  # the title line", "+  text_column: ticket_title  # the title line"],
+        ),
+    ],
+)
+def test_records_named_by_a_toml_or_yaml_config_follow_the_rename_in_its_own_style(
+    tmp_path: Path, name: str, loader: str, text: str, changed: list[str]
+) -> None:
+    source = (
+        f"import {loader.split('.')[0]}\nfrom pathlib import Path\n\n"
+        f'SETTINGS = {loader}(Path(__file__).with_name("{name}").read_text())\n\n\n'
+        "def titles(records):\n"
+        '    return [record[SETTINGS["columns"]["text_column"]].strip() for record in records]\n'
+    )
+    files = {FEATURES: source, f"pkg/{name}": text}
+    repair_paths = ("pkg/*.py", f"pkg/{name}")
+    context = context_for(tmp_path, files, repair_paths=repair_paths)
+    edit = edit_of(column_rename.propose(context))
+    assert edit.files == (f"pkg/{name}",)
+    assert diff_lines(edit.unified_diff) == changed
+    assert_guard_accepts(context, edit, repair_paths=repair_paths)
+    module = load_module(git_applied(tmp_path, files, edit.unified_diff) / FEATURES)
+    assert module.titles([{"ticket_title": " Login fails "}]) == ["Login fails"]
+
+
+def test_records_named_by_a_constant_of_a_sibling_module_follow_the_rename_there(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/columns.py": 'TITLE = "subject"\nTICKET = "ticket_id"\n',
+        FEATURES: "from .columns import TITLE\n\n\ndef titles(rows):\n    return [row[TITLE] for row in rows]\n",
+    }
+    context = context_for(tmp_path, files)
+    edit = edit_of(column_rename.propose(context))
+    assert edit.files == ("pkg/columns.py",)
+    assert diff_lines(edit.unified_diff) == ['-TITLE = "subject"', '+TITLE = "ticket_title"']
+    assert_guard_accepts(context, edit)
