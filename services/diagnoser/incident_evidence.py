@@ -169,6 +169,7 @@ def _localise(
         thresholds,
         scratch,
         renames,
+        {**inputs.workspace.categorical_defaults, **inputs.workspace.null_fills},
     )
 
 
