@@ -245,6 +245,21 @@ def test_the_cli_check_asks_the_runner(caller: Path, monkeypatch: pytest.MonkeyP
             require_workspace_sandbox()
 
 
+def test_a_runner_without_bubblewrap_is_not_ready_and_refuses_every_command(
+    tmp_path: Path, command: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    revision, outputs = command
+    (tmp_path / "runner-home").mkdir()
+    with runner_process(tmp_path / "runner-home", {"PATH": str(tmp_path / "no-bwrap-here")}, wait_ready=False) as url:
+        _use(monkeypatch, url)
+        with pytest.raises(SandboxUnavailable, match="is not ready: refused to run workspace code"):
+            require_workspace_sandbox()
+        with pytest.raises(SandboxUnavailable) as refused:
+            _run_through(url, monkeypatch, revision, outputs)
+    assert "bwrap not installed" in str(refused.value) and f"on the workspace runner at {url}" in str(refused.value)
+    assert list(outputs.iterdir()) == []
+
+
 # a broken or hostile runner
 
 

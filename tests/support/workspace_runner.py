@@ -39,9 +39,9 @@ def ready(url: str) -> bool:
 
 
 @contextmanager
-def runner_process(home: Path, extra_env: dict[str, str] | None = None) -> Iterator[str]:
+def runner_process(home: Path, extra_env: dict[str, str] | None = None, *, wait_ready: bool = True) -> Iterator[str]:
     """A runner on a free loopback port, with its own MODELGUARD_HOME and no other MODELGUARD_* variable of the
-    test's; yields its URL once it answers that it is ready."""
+    test's; yields its URL once it answers that it is ready (``wait_ready``), else once it listens."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("MODELGUARD_")}
     env.update(
         {
@@ -73,7 +73,7 @@ def runner_process(home: Path, extra_env: dict[str, str] | None = None) -> Itera
                 raise AssertionError(f"the runner did not start: {(home / 'runner.log').read_text()[-2000:]}") from None
             if line.startswith("listening on "):
                 url = line.removeprefix("listening on ").strip()
-        while not ready(url):
+        while wait_ready and not ready(url):
             assert process.poll() is None, (home / "runner.log").read_text()[-2000:]
             assert time.monotonic() < deadline, "the runner never became ready"
             time.sleep(0.05)
