@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from libs.sandbox.isolation import SandboxUnavailable
 from libs.sandbox.process import CommandNotAllowed
-from libs.sandbox.remote.parcel import ParcelError, read_parcel
+from libs.sandbox.remote.parcel import Parcel, ParcelError, read_parcel
 from libs.sandbox.remote.protocol import (
     MAX_INPUTS,
     MAX_MANIFEST_BYTES,
@@ -26,7 +26,7 @@ from libs.sandbox.remote.protocol import (
 from libs.sandbox.remote.trees import TreeRefused
 from libs.sandbox.run import SandboxResult, run_sandboxed
 from services.runner.answer import write_answer
-from services.runner.layout import Job, LayoutRefused, lay_out
+from services.runner.layout import LayoutRefused, lay_out
 
 STATUS: dict[RefusalKind, int] = {
     "bad_request": 400,
@@ -55,8 +55,8 @@ def _limit_of(name: str) -> int | None:
     return MAX_REQUEST_BYTES if name in NAMES else None
 
 
-def read_request(request: Path, work: Path) -> tuple[Job, RequestManifest]:
-    """The request parcel ``request`` checked and laid out under ``work`` (an empty folder of the runner's)."""
+def read_request(request: Path, work: Path) -> tuple[Parcel, RequestManifest]:
+    """The request parcel ``request`` read into ``work`` (an empty folder of the runner's) and its manifest checked."""
     into = work / "parcel"
     into.mkdir()
     try:
@@ -68,18 +68,19 @@ def read_request(request: Path, work: Path) -> tuple[Job, RequestManifest]:
             max_members=2 + MAX_INPUTS,
             into=into,
         )
-        manifest = RequestManifest.model_validate_json(parcel.manifest)
-        job = lay_out(manifest, parcel, work / "root")
+        return parcel, RequestManifest.model_validate_json(parcel.manifest)
     except ValidationError as error:
         raise Refused("bad_request", f"{REQUEST_MANIFEST} is invalid: {first_error(error)}") from None
+    except ParcelError as error:
+        raise Refused("bad_request", f"the request is malformed: {error}") from None
+
+
+def run_request(parcel: Parcel, manifest: RequestManifest, work: Path) -> tuple[Path, SandboxResult]:
+    """Lay the request out under ``work``, run its command, write the answer parcel there."""
+    try:
+        job = lay_out(manifest, parcel, work / "root")
     except (ParcelError, TreeRefused, LayoutRefused) as error:
         raise Refused("bad_request", f"the request is malformed: {error}") from None
-    return job, manifest
-
-
-def run_request(request: Path, work: Path) -> tuple[Path, SandboxResult]:
-    """Run the command of the request parcel ``request``; the answer parcel is written into ``work``."""
-    job, manifest = read_request(request, work)
     try:
         result = run_sandboxed(job.argv, job.cwd, manifest.policy)
     except SandboxUnavailable as error:

@@ -29,7 +29,7 @@ def main() -> None:
     health = HealthState()
     state = RunnerState(
         workdir=Path(tempfile.gettempdir()),
-        slots=threading.BoundedSemaphore(settings.concurrency),
+        concurrency=settings.concurrency,
         health=health,
         not_ready=sandbox_readiness(),
     )

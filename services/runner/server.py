@@ -1,8 +1,9 @@
 """The runner's HTTP server: ``POST /v1/commands`` runs one command (``handler.py``), ``GET /healthz`` and
-``GET /readyz`` answer probes. A request must declare its length (at most MAX_REQUEST_BYTES) and its type; it
-is received onto the runner's own disk, each read bounded by READ_TIMEOUT_S, and waits at most QUEUE_WAIT_S for
-one of the runner's ``concurrency`` slots before it is refused as busy. Every refusal is JSON
-``{"refused", "reason"}`` with a 4xx/5xx status; the answer is the parcel with its length."""
+``GET /readyz`` answer probes. A request must declare its length (at most MAX_REQUEST_BYTES) and its type; at
+most ADMITTED_PER_SLOT requests per slot are received at once (onto the runner's own disk, each read bounded by
+READ_TIMEOUT_S); each then waits for one of the runner's ``concurrency`` slots as long as its manifest's
+``queue_s`` allows before it is refused as busy. Every refusal is JSON ``{"refused", "reason"}`` with a 4xx/5xx
+status; the answer is the parcel with its length."""
 
 from __future__ import annotations
 
@@ -24,21 +25,25 @@ from libs.sandbox.remote.protocol import (
     READY_PATH,
     REFUSAL_TYPE,
 )
-from services.runner.handler import Refused, run_request
+from services.runner.handler import Refused, read_request, run_request
 
 log = logging.getLogger("modelguard.runner")
 BLOCK = 1 << 16
-QUEUE_WAIT_S = 30.0
+ADMITTED_PER_SLOT = 4
 READ_TIMEOUT_S = 60.0
 
 
 @dataclass
 class RunnerState:
     workdir: Path
-    slots: threading.BoundedSemaphore
+    concurrency: int
     health: HealthState
     not_ready: str | None
     """Why commands cannot run here (no sandbox), None when they can."""
+
+    def __post_init__(self) -> None:
+        self.slots = threading.BoundedSemaphore(self.concurrency)
+        self.admitted = threading.BoundedSemaphore(self.concurrency * ADMITTED_PER_SLOT)
 
 
 class RunnerServer(ThreadingHTTPServer):
@@ -75,13 +80,13 @@ def _handler_for(state: RunnerState) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             try:
                 length = self._admitted()
-                if not state.slots.acquire(timeout=QUEUE_WAIT_S):
+                if not state.admitted.acquire(blocking=False):
                     self._drain(length)
-                    raise Refused("busy", f"every slot stayed taken for {QUEUE_WAIT_S:g} s")
+                    raise Refused("busy", f"{state.concurrency * ADMITTED_PER_SLOT} requests are here already")
                 try:
                     self._run(length)
                 finally:
-                    state.slots.release()
+                    state.admitted.release()
             except Refused as refused:
                 self._refuse(refused)
             except Exception as error:  # a bug of the runner's: the caller gets a reason, the runner keeps serving
@@ -124,7 +129,15 @@ def _handler_for(state: RunnerState) -> type[BaseHTTPRequestHandler]:
                     self._receive(request, length)
                 except TimeoutError:
                     raise Refused("bad_request", f"the request stalled for {READ_TIMEOUT_S:g} s") from None
-                answer, result = run_request(request, work)
+                parcel, manifest = read_request(request, work)
+                if not state.slots.acquire(timeout=manifest.queue_s):
+                    raise Refused(
+                        "busy", f"every one of {state.concurrency} slots stayed taken for {manifest.queue_s:g} s"
+                    )
+                try:
+                    answer, result = run_request(parcel, manifest, work)
+                finally:
+                    state.slots.release()
                 report = result.report
                 log.info(
                     "ran %s: %s in %.3f s (%s%s)",

@@ -5,7 +5,8 @@ The caller keeps its own checks: the program allow-list and a working directory 
 here before anything is sent; its protected paths decide what is sent (``shipment.py``: a secret named on the
 command line is never sent and fails the run); the working directory is hashed before and after; the answer is
 checked whole before any of it is used (``answer.py``). The runner is reached over HTTP with one deadline for
-the whole exchange: the command's wall time plus ``MODELGUARD_RUNNER_MARGIN_S``.
+the whole exchange: the time the request may wait for a free slot on the runner (one more wall time), the
+command's wall time, and ``MODELGUARD_RUNNER_MARGIN_S``.
 
 Failures are exceptions every caller of ``run_command`` already handles: ``RunnerUnavailable`` (cannot be
 reached, busy, refused the request; a ``CommandNotAllowed``), ``SandboxUnavailable`` (the runner has no
@@ -85,6 +86,11 @@ class _Request:
     refused_inputs: tuple[str, ...]
 
 
+def queue_s(policy: SandboxPolicy) -> float:
+    """How long a request may wait on the runner for a free slot: as long as one more command of this length."""
+    return policy.limits.wall_s
+
+
 def _covers(cwd: Path, protected: ProtectedPaths) -> list[Path]:
     return [path for path in protected.everything if inside(path, cwd) and path != cwd]
 
@@ -126,6 +132,7 @@ def _write_request(shipment: Shipment, policy: SandboxPolicy, protected: Protect
         revision=Blob(sha256=_sha256(revision), size=revision.stat().st_size),
         inputs=blobs,
         output_folders=[str(folder) for folder in shipment.output_folders],
+        queue_s=queue_s(policy),
     )
     parcel = work / "request.tar"
     write_parcel(parcel, [(REQUEST_MANIFEST, manifest.model_dump_json().encode()), *members])
@@ -263,7 +270,7 @@ def _refused(status: int, body: bytes, url: str) -> Exception:
 
 def _exchange(runner: RunnerSettings, parcel: Path, policy: SandboxPolicy, answer: Path) -> None:
     assert runner.url is not None
-    with _Exchange(runner.url, policy.limits.wall_s + runner.answer_margin_s) as exchange:
+    with _Exchange(runner.url, queue_s(policy) + policy.limits.wall_s + runner.answer_margin_s) as exchange:
         response = exchange.post(parcel)
         if response.status != 200:
             raise _refused(response.status, exchange.read(response, MAX_REFUSAL_BYTES, None), runner.url)

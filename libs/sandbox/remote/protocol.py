@@ -148,6 +148,9 @@ class RequestManifest(_Strict):
     """``revision.tar``: the working directory."""
     inputs: Annotated[list[RequestInput], Field(max_length=MAX_INPUTS)] = []
     output_folders: Annotated[list[AbsolutePath], Field(max_length=MAX_OUTPUT_FOLDERS)] = []
+    queue_s: Seconds = 0.0
+    """How long the request may wait for a free slot on the runner before it is refused as busy (the caller waits
+    that long, the command's wall time and its margin for the answer)."""
 
     @model_validator(mode="after")
     def _layout(self) -> RequestManifest:
