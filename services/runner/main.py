@@ -11,7 +11,6 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 from libs.bus.health import HealthState, start_health_server
@@ -36,7 +35,7 @@ def main() -> None:
     server = RunnerServer((settings.host, settings.port), state)
     health.ready = state.not_ready is None
     probes = start_health_server(health)
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
     logging.getLogger("modelguard.runner").info("sandbox: %s", describe())
     print(f"listening on {server.url}", flush=True)
     try:

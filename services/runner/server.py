@@ -47,7 +47,7 @@ class RunnerState:
 
 
 class RunnerServer(ThreadingHTTPServer):
-    daemon_threads = True
+    daemon_threads = False  # on shutdown, server_close waits for the commands in flight (the pod's grace period)
 
     def __init__(self, address: tuple[str, int], state: RunnerState) -> None:
         self.state = state
@@ -55,6 +55,12 @@ class RunnerServer(ThreadingHTTPServer):
 
     def service_actions(self) -> None:  # the serving loop beats: a wedged loop stops the liveness probe
         self.state.health.beat()
+
+    def stop(self) -> None:
+        """Stop taking requests (and say so to the readiness probe); the serving loop then ends."""
+        self.state.health.ready = False
+        self.state.not_ready = "shutting down"
+        threading.Thread(target=self.shutdown, daemon=True).start()
 
     @property
     def url(self) -> str:
