@@ -76,7 +76,8 @@ class RunnerSettings:
     Caller side: ``url`` is the workspace runner's address (``MODELGUARD_RUNNER``, ``http://host:port``); None
     (unset, empty or ``local``) runs them in this process's own sandbox. ``answer_margin_s`` is how much longer
     than the command's wall-time limit and its wait for a free slot a caller waits for the runner's answer (the
-    transfers and the runner's set-up). Runner side (``services/runner``): the address it listens on and how many commands it runs at once."""
+    transfers and the runner's set-up). Runner side (``services/runner``): the address it listens on and how many
+    commands it runs at once."""
 
     url: str | None = None
     answer_margin_s: float = 60.0
