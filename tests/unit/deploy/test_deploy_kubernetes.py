@@ -131,7 +131,7 @@ def test_every_service_runs_non_root_read_only_probed_and_with_requests() -> Non
     deployments = _by_kind(documents, "Deployment")
     config = _by_kind(documents, "ConfigMap")["modelguard-config"]["data"]
     claims = set(_by_kind(documents, "PersistentVolumeClaim"))
-    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES}
+    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES} | {"modelguard-runner"}  # test_deploy_runner.py
     for service in SERVICES:
         pod = deployments[f"modelguard-{service}"]["spec"]["template"]["spec"]
         [container] = pod["containers"]
