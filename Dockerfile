@@ -14,12 +14,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # git: workspace snapshots and the validator's isolated copies.
 # bubblewrap: the sandbox for workspace code (docs/sandbox.md). Without it, or where the container's runtime
 # forbids what it needs, ModelGuard refuses to run workspace code. It runs here as uid 10001 in a user
-# namespace, which Docker's and Kubernetes' default seccomp and AppArmor profiles and /proc masking forbid:
-# run the container that executes workspace commands (diagnoser, validator, CLI) with
+# namespace, which Docker's and Kubernetes' default seccomp and AppArmor profiles and /proc masking forbid.
+# Only the workspace runner (python -m services.runner.main), which holds no secret worth stealing, runs it with
 #   docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined
 #   kubernetes: seccompProfile Unconfined (or a Localhost profile allowing clone/unshare/mount/pivot_root),
 #               appArmorProfile Unconfined, procMount Unmasked (needs hostUsers: false)
-# and only where it holds no secret worth stealing (docs/deploy.md, "The workspace runner").
+# the diagnoser, validator and detector hand it their commands (MODELGUARD_RUNNER; docs/deploy.md, "The workspace
+# runner") and keep the default profiles.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git bubblewrap \
     && rm -rf /var/lib/apt/lists/* \
@@ -36,6 +37,7 @@ COPY fixtures fixtures
 COPY policy policy
 
 USER 10001:10001
-# 8080: /healthz and /readyz of every service; 8088: the detector's ingestion for model CI (when enabled)
-EXPOSE 8080 8088
+# 8080: /healthz and /readyz of every service; 8088: the detector's ingestion for model CI (when enabled);
+# 8090: the workspace runner's commands
+EXPOSE 8080 8088 8090
 CMD ["python", "-m", "modelguard", "--help"]

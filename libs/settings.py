@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 class SettingsError(ValueError):
@@ -19,6 +20,16 @@ def _int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
 
 
 def _flag(name: str, default: bool) -> bool:
@@ -52,6 +63,62 @@ class PublishingSettings:
 
     def applies(self, channel: str) -> bool:
         return self.mode == "live" and channel in self.apply
+
+
+RUNNER_SCHEMES = ("http", "https")
+LOCAL_RUNNER = "local"
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """Where workspace commands run (docs/deploy.md, "The workspace runner").
+
+    Caller side: ``url`` is the workspace runner's address (``MODELGUARD_RUNNER``, ``http://host:port``); None
+    (unset, empty or ``local``) runs them in this process's own sandbox. ``answer_margin_s`` is how much longer
+    than the command's wall-time limit and its wait for a free slot a caller waits for the runner's answer (the
+    transfers and the runner's set-up). Runner side (``services/runner``): the address it listens on and how many
+    commands it runs at once."""
+
+    url: str | None = None
+    answer_margin_s: float = 60.0
+    host: str = "0.0.0.0"
+    port: int = 8090
+    concurrency: int = 2
+
+
+def _runner_url(raw: str) -> str | None:
+    raw = raw.strip()
+    if raw in ("", LOCAL_RUNNER):
+        return None
+    parts = urlsplit(raw)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in RUNNER_SCHEMES or not parts.hostname or port == -1 or parts.query or parts.fragment:
+        raise SettingsError(
+            f"MODELGUARD_RUNNER must be {LOCAL_RUNNER!r} or the workspace runner's http://host:port, got {raw!r}"
+        )
+    return raw.rstrip("/")
+
+
+def load_runner_settings() -> RunnerSettings:
+    margin = _float("MODELGUARD_RUNNER_MARGIN_S", 60.0)
+    port = _int("MODELGUARD_RUNNER_PORT", 8090)
+    concurrency = _int("MODELGUARD_RUNNER_CONCURRENCY", 2)
+    if not margin > 0:
+        raise SettingsError(f"MODELGUARD_RUNNER_MARGIN_S must be positive, got {margin}")
+    if not 0 <= port < 65536:
+        raise SettingsError(f"MODELGUARD_RUNNER_PORT must be a TCP port number (0: any free one), got {port}")
+    if concurrency < 1:
+        raise SettingsError(f"MODELGUARD_RUNNER_CONCURRENCY must be at least 1, got {concurrency}")
+    return RunnerSettings(
+        url=_runner_url(os.environ.get("MODELGUARD_RUNNER", "")),
+        answer_margin_s=margin,
+        host=os.environ.get("MODELGUARD_RUNNER_HOST", "").strip() or "0.0.0.0",
+        port=port,
+        concurrency=concurrency,
+    )
 
 
 @dataclass(frozen=True)

@@ -132,11 +132,11 @@ def _emit_mcl(args: argparse.Namespace) -> int:
 
 
 def _require_sandbox() -> None:
-    """Workspace code runs only where nothing can be stolen: refuse up front, in one line, without bubblewrap."""
-    from libs.sandbox.limits import default_sandbox_policy
-    from libs.sandbox.run import require_sandbox
+    """Workspace code runs only where nothing can be stolen: refuse up front, in one line, without bubblewrap here
+    (or, with MODELGUARD_RUNNER, without a workspace runner that answers it is ready)."""
+    from libs.workspace.runner import require_workspace_sandbox
 
-    require_sandbox(default_sandbox_policy())
+    require_workspace_sandbox()
 
 
 def _investigate(args: argparse.Namespace) -> int:

@@ -43,14 +43,24 @@ class ColumnRename(Frozen):
     new: str
 
 
+class LineSpan(Frozen):
+    """One hunk of an edit: base lines [base_start, base_end) became candidate lines [candidate_start,
+    candidate_end) (0-based, end excluded; an empty range is a pure insertion or deletion)."""
+
+    base_start: int = Field(ge=0)
+    base_end: int = Field(ge=0)
+    candidate_start: int = Field(ge=0)
+    candidate_end: int = Field(ge=0)
+
+
 class ChangeRef(Frozen):
     """One unit of the candidate's change that carries the drop (change isolation): a file and, for an edit,
-    the definitions it touches and its line ranges in the base revision."""
+    the definitions it touches and its hunks."""
 
     path: str
     kind: str = Field(description="edit, file_added, file_removed or file_replaced")
     anchors: list[str] = Field(default_factory=list, description="functions, methods or statements it touches")
-    base_lines: list[list[int]] = Field(default_factory=list, description="[first, last] base lines per hunk")
+    hunks: list[LineSpan] = Field(default_factory=list)
 
 
 class GeneratedFileRef(Frozen):

@@ -11,6 +11,7 @@ import asyncio
 import os
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from libs.settings import SettingsError
@@ -20,17 +21,18 @@ HEALTH_HOST_ENV = "MODELGUARD_HEALTH_HOST"
 
 
 class HealthState:
-    def __init__(self, stale_after_s: float = 60.0) -> None:
+    def __init__(self, stale_after_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.ready = False
         self.stale_after_s = stale_after_s
-        self._last_beat = time.monotonic()
+        self._clock = clock
+        self._last_beat = clock()
 
     def beat(self) -> None:
-        self._last_beat = time.monotonic()
+        self._last_beat = self._clock()
 
     @property
     def alive(self) -> bool:
-        return time.monotonic() - self._last_beat < self.stale_after_s
+        return self._clock() - self._last_beat < self.stale_after_s
 
 
 async def beat_forever(state: HealthState, every_s: float = 5.0) -> None:

@@ -42,6 +42,9 @@ def check_allowed_new_code(images: list[FileImage], allowed: NewCodeAllowList) -
             continue
         before, after = trees
         known = module_uses(before)
+        approved = _tree(image.approved) if image.approved is not None else None
+        if approved is not None:  # what the approved revision of this file used was reviewed when it was approved
+            known = {**module_uses(approved), **known}
         findings.extend(
             _introduced(image.path, use, line)
             for use, line in sorted(module_uses(after).items(), key=lambda item: (item[1], item[0]))

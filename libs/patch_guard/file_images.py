@@ -31,10 +31,20 @@ class FileImage(BaseModel):
     """Why the patch does not apply to the workspace."""
     added_lines: frozenset[int] = frozenset()
     """The numbers of the lines of ``after`` the patch adds, when ``known``."""
+    approved: str | None = None
+    """The same file in the approved (base) revision, when the guard was given it: what it used was reviewed."""
 
 
-def file_images(changes: list[FileChange], workspace: Path | None) -> list[FileImage]:
-    return [_image(change, workspace) for change in changes if not change.binary]
+def file_images(changes: list[FileChange], workspace: Path | None, approved: Path | None = None) -> list[FileImage]:
+    """``approved``: the approved revision's tree, whose version of each file counts as already reviewed."""
+    images = [_image(change, workspace) for change in changes if not change.binary]
+    if approved is None:
+        return images
+    with_approved = []
+    for image in images:
+        text = read_workspace_text(approved, image.change.old_path or image.path)
+        with_approved.append(image.model_copy(update={"approved": None if isinstance(text, Unreadable) else text}))
+    return with_approved
 
 
 def _image(change: FileChange, workspace: Path | None) -> FileImage:

@@ -48,6 +48,8 @@ class GuardRequest:
     strategy: str | None = None
     declared_files: tuple[str, ...] | None = None
     """The files the patch's author says it changes; they must be exactly the diff's files."""
+    approved: Path | None = None
+    """The approved (base) revision's tree: a name its version of a file used is not new code (a revert)."""
 
 
 def check_patch(request: GuardRequest) -> GuardReport:
@@ -72,7 +74,7 @@ def check_patch(request: GuardRequest) -> GuardReport:
 
 def _checks(request: GuardRequest, changes: list[FileChange]) -> list[CheckResult]:
     policy, workspace = request.policy, request.workspace
-    images = file_images(changes, workspace)
+    images = file_images(changes, workspace, request.approved)
     return [
         check_not_empty(changes),
         check_no_binary(changes),

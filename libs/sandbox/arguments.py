@@ -33,10 +33,20 @@ class DeclaredPaths:
     """``path: why`` for each argument the sandbox did not honour."""
 
 
+def split_path_argument(argument: str) -> tuple[str, str] | None:
+    """``(the text before the path, the path)`` of an argument that names an absolute path, alone (``/p``) or
+    as an option's value (``--output=/p``); None for any other argument."""
+    option, equals, value = argument.partition("=") if argument.startswith("-") else ("", "", argument)
+    return (option + equals, value) if value.startswith("/") else None
+
+
 def _path_of(argument: str) -> tuple[Path | None, bool]:
     """The absolute path an argument names, and whether an output option names it (``--output=/p``)."""
-    option, _, value = argument.partition("=") if argument.startswith("-") else ("", "", argument)
-    return (Path(value) if value.startswith("/") else None), option in OUTPUT_OPTIONS
+    split = split_path_argument(argument)
+    if split is None:
+        return None, False
+    option = split[0].removesuffix("=")
+    return Path(split[1]), option in OUTPUT_OPTIONS
 
 
 def _holds(folder: Path, paths: Sequence[Path]) -> Path | None:

@@ -47,6 +47,9 @@ class SandboxReport:
     refused_inputs: tuple[str, ...] = ()
     outputs_written: tuple[str, ...] = ()
     outputs_not_copied: tuple[str, ...] = ()
+    runner: str = ""
+    """Where the command ran: empty for this process's own sandbox, else the workspace runner's address (the
+    caller's configuration, never taken from the runner's answer; docs/deploy.md, "The workspace runner")."""
 
     def failure_reason(self, returncode: int) -> str | None:
         """Why the run failed: a limit or a non-zero exit, a changed workspace, an argument naming a protected

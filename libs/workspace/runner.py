@@ -5,7 +5,12 @@ A wall-time overrun raises CommandTimedOut. Where no sandbox can hide ModelGuard
 (a CommandNotAllowed) is raised before anything runs, unless the policy allows unconfined runs. Every other
 failure (exit code, CPU, memory, process, output or file-size limit, a changed workspace, a refused
 argument) is returned with its reason, which is also appended to ``stderr`` so that error messages built
-from it carry it."""
+from it carry it.
+
+Where it runs: this process's own bubblewrap by default; with ``MODELGUARD_RUNNER`` set, the workspace runner
+(``services/runner``) runs it and the result is the same (``libs.sandbox.remote.client``; its report's
+``runner`` names the runner). The runner failing to answer in time is a CommandTimedOut; a runner that cannot
+be reached, or an answer that does not pass the caller's checks, is a CommandNotAllowed with the reason."""
 
 from __future__ import annotations
 
@@ -14,23 +19,41 @@ from pathlib import Path
 
 from libs.sandbox.limits import SandboxPolicy, default_sandbox_policy
 from libs.sandbox.process import CommandNotAllowed
-from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, run_sandboxed
+from libs.sandbox.remote.client import run_remote, runner_readiness
+from libs.sandbox.remote.protocol import RunnerTimedOut
+from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, require_sandbox, run_sandboxed
+from libs.settings import load_runner_settings
 
-__all__ = ["CommandNotAllowed", "CommandResult", "CommandTimedOut", "SandboxUnavailable", "run_command"]
+__all__ = [
+    "CommandNotAllowed",
+    "CommandResult",
+    "CommandTimedOut",
+    "SandboxUnavailable",
+    "require_workspace_sandbox",
+    "run_command",
+]
 
 SANDBOX_NOTE = "[modelguard sandbox]"
 
 
 class CommandTimedOut(TimeoutError):
     def __init__(
-        self, argv: list[str], timeout_s: float, stdout: str, stderr: str, sandbox: SandboxReport | None = None
+        self,
+        argv: list[str],
+        timeout_s: float,
+        stdout: str,
+        stderr: str,
+        sandbox: SandboxReport | None = None,
+        reason: str | None = None,
     ) -> None:
         self.argv = list(argv)
         self.timeout_s = timeout_s
         self.stdout = stdout
         self.stderr = stderr
         self.sandbox = sandbox
-        super().__init__(f"{' '.join(argv)} did not finish within {timeout_s} s")
+        self.reason = reason
+        """Why, when the command's own wall time is not the whole story (a workspace runner that did not answer)."""
+        super().__init__(f"{' '.join(argv)} did not finish within {timeout_s} s" + (f": {reason}" if reason else ""))
 
 
 @dataclass(frozen=True)
@@ -69,7 +92,15 @@ def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: Sandbox
     ``policy`` defaults to the central policy's sandbox section."""
     policy = policy or default_sandbox_policy()
     policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
-    result = run_sandboxed(argv, Path(cwd), policy)
+    runner = load_runner_settings()
+    if runner.url is None:
+        result = run_sandboxed(argv, Path(cwd), policy)
+    else:
+        try:
+            result = run_remote(argv, Path(cwd), policy, runner)
+        except RunnerTimedOut as error:
+            note = f"{SANDBOX_NOTE} {error}\n"
+            raise CommandTimedOut(list(argv), policy.limits.wall_s, "", note, reason=str(error)) from error
     if result.report.limit_exceeded == "wall_time":
         raise CommandTimedOut(list(argv), policy.limits.wall_s, result.stdout, _with_note(result), result.report)
     return CommandResult(
@@ -80,3 +111,16 @@ def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: Sandbox
         duration_s=result.duration_s,
         sandbox=result.report,
     )
+
+
+def require_workspace_sandbox(policy: SandboxPolicy | None = None) -> None:
+    """Refuse up front, in one line (SandboxUnavailable), when workspace commands could not run: no bubblewrap
+    here (and the policy does not allow unconfined runs), or, with ``MODELGUARD_RUNNER``, a workspace runner
+    that does not answer that it is ready. For a service or the CLI to call once at start."""
+    runner = load_runner_settings()
+    if runner.url is None:
+        require_sandbox(policy or default_sandbox_policy())
+        return
+    why = runner_readiness(runner)
+    if why is not None:
+        raise SandboxUnavailable(f"refused to run workspace code: {why}")

@@ -49,6 +49,8 @@ class IncidentEvidence:
     localisation: DataLocalisation | None = None
     generated: dict[str, GeneratedFile] = field(default_factory=dict)
     """Changed files that are generated code (header markers, ``.gitattributes``, the policy's globs)."""
+    base_dir: Path = Path()
+    candidate_dir: Path = Path()
 
     def first(self, kind: str) -> Evidence | None:
         return next((item for item in self.evidence if item.kind == kind), None)
@@ -94,6 +96,8 @@ def collect_incident_evidence(
         isolation=isolation,
         localisation=localisation,
         generated=generated,
+        base_dir=base,
+        candidate_dir=candidate,
     )
 
 
@@ -165,6 +169,7 @@ def _localise(
         thresholds,
         scratch,
         renames,
+        {**inputs.workspace.categorical_defaults, **inputs.workspace.null_fills},
     )
 
 

@@ -3,48 +3,75 @@ renamed columns, text-numeric columns, unseen categories, columns whose nulls ro
 
 from __future__ import annotations
 
-from contracts.events.diagnosis import ChangeRef, ColumnRename, GeneratedFileRef, RepairHints, Suspect
+from collections.abc import Iterable
+
+from contracts.events.diagnosis import ChangeRef, ColumnRename, GeneratedFileRef, LineSpan, RepairHints, Suspect
 from services.diagnoser.catalogue.hypotheses import FEATURE_TRANSFORMATION, LOCATION, TRAINING_CONFIG_CHANGE
 from services.diagnoser.evidence import EvidenceKind
+from services.diagnoser.experiments.column_faults import ColumnFault
+from services.diagnoser.experiments.revert_closure import revert_closure
 from services.diagnoser.incident_evidence import IncidentEvidence
 
 MODULE_LEVEL = "<module>"
 
 
 def repair_hints(collected: IncidentEvidence, hypothesis: str | None) -> RepairHints:
+    """The static findings of the read columns, joined by the faults the data interventions measured (whatever
+    column the code reads them through)."""
     read = _values(collected, EvidenceKind.READ_COLUMNS)
     types = _values(collected, EvidenceKind.SOURCE_TYPES)
     categories = _values(collected, EvidenceKind.SOURCE_CATEGORIES)
     quality = _values(collected, EvidenceKind.SOURCE_QUALITY)
     unseen = categories.get("unseen", {})
+    measured = collected.localisation.faults if collected.localisation is not None else ()
+    unseen_categories = {
+        name: list(unseen[name]["unseen"]) for name in categories.get("columns_over_threshold", []) if name in unseen
+    }
+    for fault in measured:
+        if fault.kind == "category":
+            unseen_categories.setdefault(fault.column, [str(value) for value in fault.detail.get("unseen", [])])  # type: ignore[union-attr]
     return RepairHints(
         changed_functions=changed_functions(collected, hypothesis),
         renamed_columns=renamed_columns(collected),
-        text_numeric_columns=list(types.get("text_numeric_columns", [])),
-        unseen_categories={
-            name: list(unseen[name]["unseen"])
-            for name in categories.get("columns_over_threshold", [])
-            if name in unseen
-        },
-        null_columns=list(quality.get("null_columns", [])),
+        text_numeric_columns=_joined(types.get("text_numeric_columns", []), measured, "type"),
+        unseen_categories=unseen_categories,
+        null_columns=_joined(
+            quality.get("null_columns", []), [f for f in measured if "null_rate" in f.detail], "quality"
+        ),
         read_columns=list(read.get("columns", [])),
         isolated_changes=isolated_changes(collected, hypothesis),
         generated_files=generated_on_path(collected, hypothesis),
     )
 
 
+def _joined(static: list[str], measured: Iterable[ColumnFault], kind: str) -> list[str]:
+    return list(dict.fromkeys([*static, *(fault.column for fault in measured if fault.kind == kind)]))
+
+
 def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> list[ChangeRef]:
-    """The units of the change that carry the drop, for a cause in the code."""
+    """The units of the change that carry the drop, for a cause in the code, with the units that define the
+    module-level names a revert of them needs (``revert_closure``)."""
     if collected.isolation is None or LOCATION.get(hypothesis or "") != "code":
         return []
+    isolation = collected.isolation
+    closure = set(revert_closure(isolation.units, isolation.minimal, collected.base_dir, collected.candidate_dir))
     return [
         ChangeRef(
             path=unit.path,
             kind=unit.kind,
             anchors=list(unit.anchors),
-            base_lines=[[hunk.base_start + 1, hunk.base_end] for hunk in unit.hunks],
+            hunks=[
+                LineSpan(
+                    base_start=hunk.base_start,
+                    base_end=hunk.base_end,
+                    candidate_start=hunk.candidate_start,
+                    candidate_end=hunk.candidate_end,
+                )
+                for hunk in unit.hunks
+            ],
         )
-        for unit in collected.isolation.minimal_units
+        for unit in isolation.units
+        if unit.id in closure
     ]
 
 
@@ -127,6 +154,10 @@ def renamed_columns(collected: IncidentEvidence) -> list[ColumnRename]:
     for item in schema.get("rename_candidates", []):
         if item["old"] in gone:
             renames.setdefault(item["old"], item["new"])
+    measured = collected.localisation.faults if collected.localisation is not None else ()
+    for fault in measured:  # the renames the schema intervention tried (by distribution or DataHub's log)
+        if fault.kind == "schema" and isinstance(fault.detail.get("renamed_to"), str):
+            renames.setdefault(fault.column, str(fault.detail["renamed_to"]))
     return [ColumnRename(old=old, new=new) for old, new in sorted(renames.items())]
 
 

@@ -42,7 +42,7 @@ DECLARATIONS: frozenset[Need] = frozenset({"categorical_default", "null_fill"})
 NEED_MET: dict[Need, Callable[[RepairContext], bool]] = {
     "suspect": lambda c: c.suspect is not None,
     "base_tree": lambda c: c.base is not None,
-    "changed_code": lambda c: bool(c.hints.changed_functions) or c.suspect is not None,
+    "changed_code": lambda c: bool(c.hints.isolated_changes or c.hints.changed_functions) or c.suspect is not None,
     "renamed_columns": lambda c: bool(c.hints.renamed_columns),
     "text_numeric_columns": lambda c: bool(c.hints.text_numeric_columns),
     "unseen_categories": lambda c: bool(c.hints.unseen_categories),

@@ -150,6 +150,7 @@ def _first_permitted_edit(
             repair_policy,
             workspace_spec,
             workspace=context.candidate.root,
+            approved=context.base.root if context.base is not None else None,
         )
         if verdict.allowed:
             return _proposal(target, edit, verdict)

@@ -97,8 +97,10 @@ def check_patch(
     repair_policy: Mapping[str, Any],
     workspace_spec: Mapping[str, Any] | None = None,
     workspace: Path | None = None,
+    approved: Path | None = None,
 ) -> GuardVerdict:
-    """Every rule the patch breaks; ``allowed`` only when it breaks none."""
+    """Every rule the patch breaks; ``allowed`` only when it breaks none. ``approved`` is the base revision's
+    tree: names its version of a file used count as already used (so a revert may bring them back)."""
     try:
         policy = guard_policy(repair_policy, workspace_spec or {})
     except (GuardPolicyError, WorkspaceConfigError) as error:
@@ -110,6 +112,7 @@ def check_patch(
         workspace=workspace,
         strategy=patch.strategy,
         declared_files=patch.files or None,
+        approved=approved,
     )
     return verdict_of(run_guard(request))
 

@@ -202,7 +202,12 @@ def check_evaluation(
         "evaluation",
         True,
         f"{len(metrics)} metric(s) reported by the workspace itself (self-reported)",
-        {"metrics": metrics, "rows": rows, "metric_source": "self_reported"},
+        {
+            "metrics": metrics,
+            "rows": rows,
+            "metric_source": "self_reported",
+            "sandbox": sandbox_in_force(result.sandbox),
+        },
     )
 
 
@@ -219,7 +224,12 @@ def _refereed_evaluation(
         "evaluation",
         True,
         f"{gate_policy.metric} computed by ModelGuard from {rows} predictions against the labels it kept back",
-        {"metrics": evaluation.metrics, "rows": {"eval": rows}, "metric_source": evaluation.source},
+        {
+            "metrics": evaluation.metrics,
+            "rows": {"eval": rows},
+            "metric_source": evaluation.source,
+            "sandbox": sandbox_in_force(evaluation.command.sandbox),
+        },
     )
 
 
@@ -311,18 +321,36 @@ def within_tolerance(direction: str, baseline: float, value: float, tolerance: f
     raise ValueError(f"unknown metric direction {direction!r}")
 
 
+def sandbox_in_force(report: object) -> dict[str, str]:
+    """What a command's SandboxReport says was enforced (the workspace runner's when one ran it)."""
+    found = {
+        "mechanism": str(getattr(report, "mechanism", "")),
+        "network_isolation": str(getattr(report, "network_isolation", "")),
+        "filesystem_isolation": str(getattr(report, "filesystem_isolation", "")),
+    }
+    if getattr(report, "runner", ""):
+        found["runner"] = str(report.runner)  # type: ignore[attr-defined]
+    return found
+
+
 def check_integrity(
-    after_patch: Mapping[str, str], after_commands: Mapping[str, str], isolation: Isolation
+    after_patch: Mapping[str, str],
+    after_commands: Mapping[str, str],
+    isolation: Isolation,
+    observed: Mapping[str, str] | None = None,
 ) -> CheckResult:
     """Every file of the patched copy, hashed after the patch and after the last command: the commands
-    changed nothing. Also records what the sandbox enforced on this machine."""
+    changed nothing. Also records what the sandbox enforced: ``observed`` as the evaluation's own command
+    reported it (locally or on the workspace runner), else what this machine's probe says."""
     changes = compare_trees(after_patch, after_commands)
     values = {
         "files": len(after_patch),
         "digest_after_patch": tree_digest(after_patch),
         "digest_after_commands": tree_digest(after_commands),
         **changes.as_dict(),
-        "sandbox": {
+        "sandbox": dict(observed)
+        if observed
+        else {
             "mechanism": isolation.mechanism,
             "network_isolation": isolation.network_status(),
             "filesystem_isolation": isolation.filesystem_status(),

@@ -134,7 +134,9 @@ def validate_repair(
             for name, step in steps:
                 checks.append(step() if _all_passed(checks) else skipped(name, _first_failure(checks)))
             isolation = probe_isolation(default_sandbox_policy().isolation)
-            checks.append(check_integrity(after_patch, hash_tree(workspace), isolation))
+            evaluation = next((check for check in checks if check.name == "evaluation"), None)
+            observed = evaluation.values.get("sandbox") if evaluation is not None else None
+            checks.append(check_integrity(after_patch, hash_tree(workspace), isolation, observed))
     except UnsafeWorkspace as error:
         checks.append(CheckResult(name="workspace_copy", status="failed", detail=str(error)))
         checks.extend(skipped(name, "the workspace could not be copied") for name in WORKSPACE_STEPS)

@@ -14,6 +14,35 @@ from services.diagnoser.catalogue.scoring import ScoredHypothesis
 from services.diagnoser.thresholds import DiagnosisThresholds
 
 CauseLocation = Literal["code", "data", "mixed", "unknown"]
+RECOVERY_FACTS = {
+    "schema": Fact.RECOVERED_BY_SCHEMA,
+    "type": Fact.RECOVERED_BY_TYPE,
+    "category": Fact.RECOVERED_BY_CATEGORY,
+    "quality": Fact.RECOVERED_BY_QUALITY,
+    "drift": Fact.RECOVERED_BY_DRIFT,
+    "label": Fact.RECOVERED_BY_LABEL,
+}
+
+
+def _split_data_recovery(facts: Facts, thresholds: DiagnosisThresholds) -> str | None:
+    """Two faults in the data: the best intervention wins back less than ``dominant_share`` of the loss and
+    another kind of fault wins back at least the rest of it (the label mix does not count when the inputs
+    moved within each label group). Naming either would hide the other."""
+    recovered = {kind: facts[fact].strength for kind, fact in RECOVERY_FACTS.items() if fact in facts}
+    if Fact.INPUTS_MOVED_BEYOND_LABEL_MIX in facts:
+        recovered.pop("label", None)
+    ranked = sorted(recovered.items(), key=lambda item: -item[1])
+    if len(ranked) < 2:
+        return None
+    (first, best), (second, next_best) = ranked[0], ranked[1]
+    if best < thresholds.dominant_share and next_best >= 1 - thresholds.dominant_share:
+        return (
+            f"two faults in the data each win back part of the loss: {first} {best:.0%}, {second} {next_best:.0%}; "
+            f"neither reaches the policy's dominant_share {thresholds.dominant_share:.0%}"
+        )
+    return None
+
+
 AbstentionCode = Literal[
     "no_regression", "mixed_cause", "nothing_supported", "below_threshold", "insufficient_margin", "location_mismatch"
 ]
@@ -70,6 +99,9 @@ def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisTh
             f"({data.strength if data else 0:.0%}); neither reaches the policy's dominant_share "
             f"{thresholds.dominant_share:.0%}",
         )
+    split = _split_data_recovery(facts, thresholds) if top.location == "data" else None
+    if split is not None:
+        return abstain("mixed_cause", split)
     if top.name == UNKNOWN:
         return abstain("nothing_supported", f"no hypothesis is supported (best named score {1 - top.score:.2f})")
     if top.score < thresholds.abstain_below:

@@ -271,13 +271,15 @@ def _data_interventions(item: Evidence) -> dict[Fact, float]:
         return {}
     recovered = {kind: _clip(value) for kind, value in values["recovered"].items()}
     found = {RECOVERED[kind]: value for kind, value in recovered.items()}
+    residual = values.get("residual_drift")
+    confounded = residual is not None and residual["ks"] >= values["ks_drift"]
+    if confounded:  # the inputs moved within each label group: resampling the labels also removed those rows,
+        found[Fact.INPUTS_MOVED_BEYOND_LABEL_MIX] = 1.0  # so its recovery outdoes nothing and names nothing
+        recovered = {kind: value for kind, value in recovered.items() if kind != "label"}
     for kind, fact in OUTDONE.items():
         others = max((value for other, value in recovered.items() if other != kind), default=0.0)
         found[fact] = others - recovered.get(kind, 0.0)
     found[Fact.NO_SPECIFIC_RECOVERY] = 1.0 - max((recovered.get(kind, 0.0) for kind in SPECIFIC_KINDS), default=0.0)
-    residual = values.get("residual_drift")
-    if residual is not None:
-        found[Fact.INPUTS_MOVED_BEYOND_LABEL_MIX] = float(residual["ks"] >= values["ks_drift"])
     return found
 
 

@@ -3,7 +3,7 @@ look like; or find the rows that carry it. Cells a fault does not touch keep the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,9 +19,13 @@ def repaired_frame(
     approval: pd.DataFrame,
     incident: pd.DataFrame,
     thresholds: DiagnosisThresholds,
+    declared: Mapping[str, object] | None = None,
 ) -> pd.DataFrame:
     """``frame`` (one incident file) with ``faults`` undone; ``approval`` and ``incident`` are each window's
-    rows (train and eval together), the reference and the population a value is ranked in."""
+    rows (train and eval together), the reference and the population a value is ranked in. ``declared``: the
+    workspace config's ``null_fills`` and ``categorical_defaults`` (what a person said a missing value or an
+    unseen category means), used instead of the approval window's median or mode where given."""
+    declared = declared or {}
     repaired = frame.copy()
     for fault in faults:
         name = fault.column
@@ -38,10 +42,11 @@ def repaired_frame(
             repaired[name] = cells.where(numbers.isna(), numbers.map(_number_text))
         elif fault.kind == "category":
             unseen = set(fault.detail.get("unseen", []))  # type: ignore[arg-type]
-            mode = approval_fill(approval[name], thresholds)
+            mode = str(declared[name]) if name in declared else approval_fill(approval[name], thresholds)
             repaired[name] = cells.where(~cells.astype(str).isin(unseen), mode)
         elif fault.kind == "quality":
-            repaired[name] = cells.where(~invalid_mask(cells, fault), approval_fill(approval[name], thresholds))
+            fill = str(declared[name]) if name in declared else approval_fill(approval[name], thresholds)
+            repaired[name] = cells.where(~invalid_mask(cells, fault), fill)
         elif fault.kind == "drift":
             repaired[name] = _quantile_mapped(cells, approval[name], incident[name])
     return repaired

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,7 +38,8 @@ InterventionKind = Literal["schema", "type", "category", "quality", "drift", "la
 How = Literal["repair", "leave_out", "resample"]
 SPECIFIC: tuple[InterventionKind, ...] = ("schema", "type", "category", "quality")
 SPECIFICITY: tuple[InterventionKind, ...] = ("schema", "type", "category", "quality", "label", "drift")
-MIN_ROWS_KEPT = 0.3
+MIN_ROWS_KEPT = 0.1
+MIN_ROWS_KEPT_COUNT = 100
 MIN_GROUP_ROWS = 30
 
 
@@ -119,9 +120,11 @@ def localise_data_fault(
     thresholds: DiagnosisThresholds,
     scratch: Path,
     logged_renames: dict[str, str] | None = None,
+    declared: Mapping[str, object] | None = None,
 ) -> DataLocalisation | None:
     """None when the base code loses nothing to the data (or the cells are missing). ``logged_renames`` are the
-    renames DataHub recorded (old -> new): a rename the data alone cannot pair is tried too."""
+    renames DataHub recorded (old -> new): a rename the data alone cannot pair is tried too. ``declared``: the
+    workspace's null fills and categorical defaults, which the repairs use where given."""
     if metrics.base_on_approval is None or metrics.base_on_incident is None:
         return None
     data_loss = loss(gate, metrics.base_on_incident) - loss(gate, metrics.base_on_approval)
@@ -132,6 +135,7 @@ def localise_data_fault(
     scored = metrics.scored.get("base_on_incident")
     with tempfile.TemporaryDirectory(dir=scratch, prefix="data-") as folder:
         lab = _Lab(runner, base, frames, gate, label, thresholds, Path(folder), scored, metrics, data_loss)
+        lab.declared = dict(declared or {})
         interventions = lab.first_round(faults)
         specific_best = max((i.recovered or 0.0 for i in interventions if i.kind != "drift"), default=0.0)
         drifted = [f for f in faults if f.kind == "drift"]
@@ -172,6 +176,7 @@ class _Lab:
         self.all: list[Intervention] = []
         self.label_moved: float | None = None
         self.residual_drift: tuple[str, float] | None = None
+        self.declared: dict[str, object] = {}
         self._numbers = itertools.count()
 
     def first_round(self, faults: Sequence[ColumnFault]) -> list[Intervention]:
@@ -206,7 +211,7 @@ class _Lab:
         if rows is None or not rows.any():
             return None
         kept = ~rows.to_numpy()
-        if kept.mean() < MIN_ROWS_KEPT:
+        if kept.mean() < MIN_ROWS_KEPT or kept.sum() < MIN_ROWS_KEPT_COUNT:
             return None
         detail = f"{int(rows.sum())} of {len(rows)} evaluation rows left out"
         if self.scored is not None:
@@ -245,7 +250,7 @@ class _Lab:
 
     def _repair_trial(self, kind: InterventionKind, faults: Sequence[ColumnFault]) -> Trial:
         train, scored = (
-            repaired_frame(frame, faults, self.frames.approval, self.frames.incident, self.thresholds)
+            repaired_frame(frame, faults, self.frames.approval, self.frames.incident, self.thresholds, self.declared)
             for frame in (self.frames.incident_train, self.frames.incident_eval)
         )
         return self._trial(f"base with {kind} repaired in {', '.join(_columns(faults))}", train, scored)

@@ -1,6 +1,8 @@
-"""revert_change: restore what the candidate changed in a function (or at module level) to the base text.
+"""revert_change: restore what the candidate changed to the base text.
 
-The targets are the diagnosis's changed functions (else its suspect). For each, the base and candidate
+When the diagnosis isolated the change that carries the drop (delta debugging), exactly those hunks are
+reverted (``isolated_revert``), nothing else. Otherwise the targets are the diagnosis's changed functions
+(else its suspect). For each, the base and candidate
 versions are aligned statement by statement and only the statements that differ are restored, so a
 formatting-only change stays and a changed constant or keyword argument is a one-line revert. A function
 whose signature changed is restored whole. ``function`` empty or ``<module>`` means the module's top-level
@@ -20,6 +22,7 @@ from libs.python_source.source_text import OverlappingEdits, Replacement, Source
 from libs.python_source.statement_revert import CannotRevert, revert_block, revert_statement
 from services.repairer.repair_context import RepairContext
 from services.repairer.source_tree import SourceTree
+from services.repairer.strategies.isolated_revert import revert_isolated
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 from services.repairer.unified_diff import parse_unified_diff
 
@@ -32,6 +35,8 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".ini", ".cfg")
 
 def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     assert context.base is not None
+    if context.hints.isolated_changes:
+        return _revert_isolated(context)
     targets = list(context.hints.changed_functions) or ([context.suspect] if context.suspect else [])
     by_file: dict[str, list[Suspect]] = {}
     for target in targets:
@@ -51,6 +56,24 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
         return _refuse(f"the revert would change {changed} lines, more than the policy's {context.max_changed_lines}")
     if len(targets) == 1 and targets[0].function not in MODULE_LEVEL:
         return outcome.model_copy(update={"function": targets[0].function})
+    return outcome
+
+
+def _revert_isolated(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
+    assert context.base is not None
+    changes = context.hints.isolated_changes
+    edits = revert_isolated(context.base, context.candidate, changes, STRATEGY)
+    if isinstance(edits, StrategyRefusal):
+        return edits
+    where = "; ".join(
+        f"{c.path}: {', '.join(a for a in c.anchors if not a.startswith('<')) or 'lines'}" for c in changes
+    )
+    outcome = multi_file_edit(STRATEGY, edits, rationale=f"reverts the change that carries the drop ({where})")
+    if isinstance(outcome, StrategyRefusal):
+        return _refuse("the isolated change is already the base text")
+    changed = sum(len(patch.added) + len(patch.removed) for patch in parse_unified_diff(outcome.unified_diff))
+    if changed > context.max_changed_lines:
+        return _refuse(f"the revert would change {changed} lines, more than the policy's {context.max_changed_lines}")
     return outcome
 
 

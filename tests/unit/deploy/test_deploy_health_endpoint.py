@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
@@ -16,13 +14,14 @@ def _status(port: int, path: str) -> int:
 
 
 def test_ready_only_after_startup_and_not_alive_when_the_loop_stops_beating() -> None:
-    state = HealthState(stale_after_s=0.3)
+    now = [100.0]
+    state = HealthState(stale_after_s=30.0, clock=lambda: now[0])
     server = HealthServer(state, 0, "127.0.0.1").start()
     try:
         assert (_status(server.port, "/healthz"), _status(server.port, "/readyz")) == (200, 503)
         state.ready = True
         assert _status(server.port, "/readyz") == 200
-        time.sleep(0.4)
+        now[0] += 31.0
         assert (_status(server.port, "/healthz"), _status(server.port, "/readyz")) == (503, 503)
         state.beat()
         assert _status(server.port, "/healthz") == 200

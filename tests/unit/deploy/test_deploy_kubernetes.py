@@ -18,6 +18,8 @@ import pytest
 import yaml
 
 from contracts.registry import all_topics
+from libs.bundle.effective_policy import effective_policy, read_central_policy
+from libs.bundle.load import load_bundle
 from libs.policy import parse_policy
 from modelguard.stack import REPO_ROOT, SERVICES
 
@@ -131,7 +133,7 @@ def test_every_service_runs_non_root_read_only_probed_and_with_requests() -> Non
     deployments = _by_kind(documents, "Deployment")
     config = _by_kind(documents, "ConfigMap")["modelguard-config"]["data"]
     claims = set(_by_kind(documents, "PersistentVolumeClaim"))
-    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES}
+    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES} | {"modelguard-runner"}  # test_deploy_runner.py
     for service in SERVICES:
         pod = deployments[f"modelguard-{service}"]["spec"]["template"]["spec"]
         [container] = pod["containers"]
@@ -222,3 +224,10 @@ def test_the_topics_live_where_the_configured_kafka_cluster_is() -> None:
     for topic in _documents((DEPLOY / "kubernetes" / "topics.yaml").read_text()):
         namespace, cluster = topic["metadata"]["namespace"], topic["metadata"]["labels"]["strimzi.io/cluster"]
         assert cluster_host == f"{cluster}-kafka-bootstrap.{namespace}"
+
+
+def test_the_example_policy_is_what_stack_up_installs_for_its_bundle() -> None:
+    """The shipped example follows the central policy and the bundle: a new policy section cannot be forgotten."""
+    shipped = yaml.safe_load((DEPLOY / "kubernetes" / "policies" / "churn-monthly-spend.yaml").read_text())
+    bundle = load_bundle(REPO_ROOT / "fixtures" / "scenarios" / "churn-monthly-spend")
+    assert shipped == effective_policy(bundle, read_central_policy())

@@ -85,3 +85,41 @@ def test_a_self_reported_metric_says_so_and_may_hold_only_the_gate_metric(tmp_pa
     with pytest.raises(WorkspaceCommandFailed, match="1 undeclared metric name") as raised:
         evaluate_model(bundle.tree("base"), _window(bundle, "approval"), bundle.spec.workspace, bundle.spec.gate)
     assert "secret" not in str(raised.value).split("stderr tail")[0]
+
+
+REBIND_JSON = """import json, sys
+_dumps = json.dumps
+json.dumps = lambda obj, *a, **k: _dumps({"metrics": {"accuracy": 0.99}})
+"""
+FILTER_STDOUT = """import sys
+
+
+class _Filter:
+    def write(self, text):
+        return sys.__stdout__.write('{"metrics": {"accuracy": 0.99}}\\n')
+
+    def flush(self):
+        pass
+
+
+sys.stdout = _Filter()
+"""
+EXIT_EARLY = """print('{"metrics": {"accuracy": 0.99}}')
+raise SystemExit(0)
+"""
+
+
+@pytest.mark.parametrize("attack", [REBIND_JSON, FILTER_STDOUT, EXIT_EARLY], ids=["json-dumps", "stdout", "exit"])
+def test_the_attacks_that_faked_a_self_reported_metric_move_nothing_under_the_referee(tmp_path: Path, attack) -> None:
+    """The three patches that turned a regression into a pass through ``evaluate`` (a block in the package's
+    ``__init__.py``) change nothing the referee reads: it scores the predictions file, not what is printed."""
+    bundle = _bundle(tmp_path)
+    package = bundle.tree("candidate") / "tiny" / "__init__.py"
+    package.write_text(attack, encoding="utf-8")
+    window, spec = _window(bundle, "incident"), bundle.spec
+    if attack is EXIT_EARLY:  # it stops before any prediction is written: a failed run, never a pass
+        with pytest.raises(WorkspaceCommandFailed, match="no predictions file"):
+            evaluate_model(bundle.tree("candidate"), window, spec.workspace, spec.gate)
+        return
+    result = evaluate_model(bundle.tree("candidate"), window, spec.workspace, spec.gate)
+    assert result.metrics["accuracy"] < 0.2  # the sign-flipped candidate's own predictions
