@@ -82,8 +82,9 @@ def propose_repair(
     *,
     base_dir: Path | None = None,
 ) -> RepairProposal | RepairWithholding:
-    """Try the strategies that answer the diagnosed hypothesis, in the catalogue's order and as far as the
-    policy permits them; the first edit that passes the patch guard is proposed.
+    """Try the strategies that answer the diagnosed hypothesis, as far as the policy permits them; of the edits
+    that pass the patch guard the smallest (fewest added and removed lines) is proposed, the catalogue's order
+    deciding between edits of one size (a two-line guard in front of a division before a revert of the same size).
 
     ``candidate_dir`` and ``base_dir`` (the two revisions' trees) are only read. ``workspace_spec`` is the
     workspace config: its commands (protected from repair), ``repair_paths``, ``categorical_defaults`` and
@@ -120,10 +121,10 @@ def propose_repair(
         workspace_spec=workspace_spec,
         guard=guard,
     )
-    return _first_permitted_edit(target, context, permitted, repair_policy, workspace_spec)
+    return _smallest_permitted_edit(target, context, permitted, repair_policy, workspace_spec)
 
 
-def _first_permitted_edit(
+def _smallest_permitted_edit(
     target: RepairTarget,
     context: RepairContext,
     names: list[str],
@@ -132,6 +133,7 @@ def _first_permitted_edit(
 ) -> RepairProposal | RepairWithholding:
     refusals: list[StrategyRefusal] = []
     violations: list[GuardViolation] = []
+    permitted: list[tuple[MultiFileEdit, GuardVerdict]] = []
     undeclared = 0
     for name in names:
         strategy = CATALOGUE[name]
@@ -153,8 +155,12 @@ def _first_permitted_edit(
             approved=context.base.root if context.base is not None else None,
         )
         if verdict.allowed:
-            return _proposal(target, edit, verdict)
-        violations.extend(verdict.violations)
+            permitted.append((edit, verdict))
+        else:
+            violations.extend(verdict.violations)
+    if permitted:
+        edit, verdict = min(permitted, key=lambda item: item[1].added_lines + item[1].removed_lines)
+        return _proposal(target, edit, verdict)
     if violations:
         return _withhold(
             target,

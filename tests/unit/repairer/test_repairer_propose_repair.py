@@ -68,6 +68,29 @@ def test_falls_back_to_revert_change_when_the_division_is_not_the_candidates(tmp
     assert result.inserted_lines == ("    return total / months",)
 
 
+def test_the_smaller_of_two_permitted_edits_is_proposed(tmp_path: Path) -> None:
+    """Both strategies answer: restoring the base's one-line assert beats a two-line guard; a two-line guard beats
+    restoring a rewritten function."""
+    asserted = FEATURES.replace('    """Per month."""\n', '    """Per month."""\n    assert months > 0\n')
+    base = write_tree(tmp_path / "base", {"pkg/features.py": asserted})
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairProposal) and result.strategy == "revert_change"
+    assert (result.added_lines, result.removed_lines) == (1, 0)
+    rewritten = asserted.replace(
+        "    return total / months\n", "    per_month = total / months\n    return per_month\n"
+    )
+    base = write_tree(tmp_path / "rewritten", {"pkg/features.py": rewritten})
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
+    assert (result.added_lines, result.removed_lines) == (2, 0)
+
+
+def test_a_division_revert_and_guard_of_the_same_size_keep_the_catalogue_order(tmp_path: Path) -> None:
+    base = write_tree(tmp_path / "base", {"pkg/features.py": BASE})
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
+
+
 def test_the_event_payload_with_repair_hints_drives_column_rename(tmp_path: Path) -> None:
     hints = {"renamed_columns": [{"old": "tenure_months", "new": "tenure"}]}
     result = propose_repair(completed("upstream_schema_change", hints), workspace(tmp_path), POLICY, SPEC)
