@@ -1,7 +1,13 @@
-"""guarded_division: put a guard in front of the divisions a function makes by a bare name.
+"""guarded_division: guard the divisions a function makes, by a number or by a vectorised value.
 
-For divisors that are parameters the edit is two inserted lines, right after the docstring (or before the
-first statement)::
+A division by a pandas Series or frame or a numpy array (``operand_kinds``: a frame column, a Series local, a
+helper's parameter the module passes Series to) is guarded in its own expression (``vectorised_division``):
+``a / b.where(b > 0)`` when the code or the base revision fills the missing quotient, else
+``(a / b).mask(b <= 0, <fallback>)``, ``np.where(b <= 0, <fallback>, a) / np.where(b <= 0, 1, b)`` for arrays.
+There the fallback is the code's own ``fillna``, else the base revision's, else the policy's, else 0.0.
+
+A division by a bare name holding a number gets an ``if``. For divisors that are parameters the edit is two
+inserted lines, right after the docstring (or before the first statement)::
 
     if <divisor> <= 0:            # several divisors: "if a <= 0 or b <= 0:"
         return <fallback>
@@ -27,6 +33,7 @@ from services.repairer.repair_context import DivisionPolicy, RepairContext
 from services.repairer.strategies.body_start import body_start, indent_unit, statement_indent
 from services.repairer.strategies.division_fallback import choose_fallback
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
+from services.repairer.strategies.vectorised_division import VectorDivision, guard_vectorised, vectorised_divisions
 from services.repairer.strategies.zero_guards import FunctionNode, NameDivision, name_divisions
 
 STRATEGY = RepairStrategy.GUARDED_DIVISION
@@ -74,6 +81,9 @@ def guard_division(
     function = find_function(tree, function_name)
     if function is None:
         return _refuse(f"no function {function_name!r} in {file}")
+    vectorised = vectorised_divisions(tree, function_name, divisor)
+    if vectorised:
+        return _guard_vectorised(source, tree, file, function_name, vectorised, policy, base_source)
     targets = _unguarded(function, divisor)
     if not targets:
         wanted = f" by {divisor!r}" if divisor else ""
@@ -109,6 +119,49 @@ def guard_division(
         ),
         function=function_name,
     )
+
+
+def _guard_vectorised(
+    source: str,
+    tree: ast.Module,
+    file: str,
+    function_name: str,
+    targets: list[VectorDivision],
+    policy: DivisionPolicy,
+    base_source: str | None,
+) -> MultiFileEdit | StrategyRefusal:
+    if base_source is not None:
+        inherited = _vectorised_in_base(base_source, function_name)
+        targets = [target for target in targets if ast.unparse(target.divisor) not in inherited]
+        if not targets:
+            return _refuse(f"the base revision's {function_name} divides unguarded by the same values: not introduced")
+    guarded = guard_vectorised(source, tree, function_name, targets, policy, base_source)
+    if isinstance(guarded, str):
+        return _refuse(guarded)
+    try:
+        still = vectorised_divisions(ast.parse(guarded.new_source), function_name, None)
+    except SyntaxError:
+        return _refuse(f"the guarded {function_name} would not parse")
+    if any(ast.unparse(left.divisor) == ast.unparse(target.divisor) for left in still for target in targets):
+        return _refuse(f"the guard would not cover every vectorised division of {function_name}")
+    bounds = " or ".join(sorted(policy.denominators))
+    return multi_file_edit(
+        STRATEGY,
+        [FileEdit(path=file, old_text=source, new_text=guarded.new_source)],
+        rationale=(
+            f"{function_name} ({file}) divides vectorised values with no guard; where the denominator is {bounds} "
+            f"the quotient is now the fallback, element by element ({'; '.join(guarded.described)})"
+        ),
+        function=function_name,
+    )
+
+
+def _vectorised_in_base(base_source: str, function_name: str) -> set[str]:
+    try:
+        tree = ast.parse(base_source)
+    except SyntaxError:
+        return set()
+    return {ast.unparse(target.divisor) for target in vectorised_divisions(tree, function_name, None)}
 
 
 def _unguarded(function: FunctionNode, divisor: str | None) -> list[NameDivision]:
