@@ -6,6 +6,8 @@ from __future__ import annotations
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.profiling.windows import ProfiledPair
 
+MAX_EXAMPLES = 8
+"""Formats shown per column; rarer ones are left out."""
 METHOD = (
     "type class per column (numeric when the policy's numeric_parse_rate of present cells parse as written, "
     "numeric text when they parse once currency signs, separators and units are stripped) compared between windows"
@@ -51,6 +53,10 @@ def source_types_evidence(pairs: tuple[ProfiledPair, ...], columns: list[str]) -
 
 
 def _examples(pair: ProfiledPair, name: str) -> list[str]:
+    """One unparsable cell per format (its digits aside: "$1,019.54" and "$2,500.00" share one), the most
+    frequent formats first, so that a reader (or a repair choosing how to parse) sees every way it is written."""
     cells = pair.current[name].dropna().astype(str)
     unparsable = cells[~cells.str.strip().str.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")]
-    return sorted(unparsable.unique().tolist())[:3]
+    formats = unparsable.str.replace(r"\d+", "9", regex=True)
+    ranked = sorted(formats.value_counts().items(), key=lambda item: (-item[1], item[0]))
+    return [str(unparsable[formats == shape].min()) for shape, _ in ranked[:MAX_EXAMPLES]]

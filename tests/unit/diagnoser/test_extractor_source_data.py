@@ -91,6 +91,16 @@ def test_numbers_arriving_as_formatted_text(tmp_path: Path, thresholds: Diagnosi
     assert item.values["retyped"]["spend"]["unparsed_share"] == 1.0 and item.strength == 1.0
 
 
+def test_formatted_text_shows_one_example_per_format(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+    incident = frame(2)
+    incident["spend"] = [f"${value + 1000:,.2f}" for value in incident["spend"]]
+    incident.loc[:9, "spend"] = "USD 845.00"
+    incident.loc[10:14, "spend"] = "1.234,50"
+    item = source_types_evidence(pairs(tmp_path, incident, thresholds), READ)
+    examples = item.values["retyped"]["spend"]["examples"]
+    assert examples[0].startswith("$") and examples[1:] == ["USD 845.00", "1.234,50"]
+
+
 def test_unseen_categories_and_respellings(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
     incident = frame(2)
     incident.loc[:59, "tier"] = "Gold "
