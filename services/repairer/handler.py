@@ -120,6 +120,7 @@ def propose_repair(
         repair_policy=repair_policy,
         workspace_spec=workspace_spec,
         guard=guard,
+        number_examples=target.number_examples,
     )
     return _smallest_permitted_edit(target, context, permitted, repair_policy, workspace_spec)
 

@@ -40,6 +40,8 @@ class RepairContext:
     """Whether the patch guard lets a repair edit a workspace path (permitted and not protected)."""
     max_changed_lines: int = 40
     division: DivisionPolicy = field(default_factory=DivisionPolicy)
+    number_examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per numeric column arriving as text, formatted values the diagnosis saw in it (none: not known)."""
 
     def permitted_files(self) -> list[str]:
         """The candidate's Python files a repair may edit, sorted."""
@@ -75,6 +77,7 @@ def build_context(
     repair_policy: Mapping[str, Any],
     workspace_spec: Mapping[str, Any],
     guard: EffectivePolicy,
+    number_examples: Mapping[str, tuple[str, ...]] | None = None,
 ) -> RepairContext:
     """The context of one repair: ``guard`` is the patch guard's effective policy for this workspace."""
 
@@ -92,4 +95,5 @@ def build_context(
         editable=editable,
         max_changed_lines=guard.max_changed_lines,
         division=DivisionPolicy.model_validate(repair_policy.get("division") or {}),
+        number_examples=dict(number_examples or {}),
     )

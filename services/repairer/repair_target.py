@@ -4,7 +4,8 @@ diagnoser: it reads what the diagnosis phase published).
 Accepted shapes: the ``DiagnosisCompleted`` / ``DiagnosisAbstained`` event payloads (``hypothesis``,
 ``confidence``, ``report.suspect``, ``report.repair_hints``, ``report.context_summary``, ``reason``) and the
 diagnoser's diagnosis outcome dump (``decision``, ``chosen_hypothesis``, ``confidence``, ``suspected``,
-``repair_hints``, ``abstention_reason``).
+``repair_hints``, ``abstention_reason``). Both carry the evidence; the formatted values the diagnosis saw in
+each numeric column arriving as text are read from it (``SOURCE_TYPES``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from contracts.events.diagnosis import RepairHints, Suspect
+
+SOURCE_TYPES = "data.source_types"
+"""The diagnosis's evidence of numeric columns arriving as text: ``values.retyped.<column>.examples``."""
 
 
 class RepairTarget(BaseModel):
@@ -28,6 +32,8 @@ class RepairTarget(BaseModel):
     hints: RepairHints = RepairHints()
     owners: tuple[str, ...] = ()
     """The model's owners, then the upstream datasets' owners when the diagnosis carries them."""
+    number_examples: dict[str, tuple[str, ...]] = {}
+    """Per numeric column arriving as text, formatted values the diagnosis saw in it."""
 
 
 class NoRepairTarget(BaseModel):
@@ -53,6 +59,7 @@ def read_repair_target(outcome: Mapping[str, Any] | BaseModel) -> RepairTarget |
         suspect=_suspect(suspected),
         hints=RepairHints.model_validate(data.get("repair_hints") or report.get("repair_hints") or {}),
         owners=_owners(data.get("context_summary") or report.get("context_summary") or {}),
+        number_examples=_number_examples(data.get("evidence") or report.get("evidence") or []),
     )
 
 
@@ -66,3 +73,15 @@ def _suspect(suspected: Mapping[str, Any]) -> Suspect | None:
 def _owners(summary: Mapping[str, Any]) -> tuple[str, ...]:
     named = [*(summary.get("model_owners") or []), *(summary.get("upstream_owners") or [])]
     return tuple(dict.fromkeys(str(owner) for owner in named))
+
+
+def _number_examples(evidence: Any) -> dict[str, tuple[str, ...]]:
+    for item in evidence if isinstance(evidence, list | tuple) else []:
+        if isinstance(item, Mapping) and item.get("kind") == SOURCE_TYPES:
+            retyped = (item.get("values") or {}).get("retyped") or {}
+            return {
+                str(column): tuple(str(value) for value in figures.get("examples") or [])
+                for column, figures in retyped.items()
+                if isinstance(figures, Mapping)
+            }
+    return {}

@@ -22,8 +22,12 @@ The conversion site changes, in its own module:
 - ``np.asarray(X, dtype=...)`` / ``np.array`` -> ``np.asarray([_parse_number_text(v) for v in X], dtype=...)``;
 
 plus the module-level helper it uses (``number_text_helper``), inserted once before the module's first
-definition. No import is added. A conversion in a module a repair may not edit is not changed: when that is
-the only one, the strategy refuses and names the module.
+definition. When every conversion is one inside such a ``try`` and every value the diagnosis saw of the columns
+reads plainly (``plain_number_text``: currency signs and codes, spaces, "," grouping thousands), each is read
+plainly in one expression instead, ``float(str(X).replace(",", "").strip(...))``, and no helper is added: the
+smallest edit, and a value it cannot read still takes the code's own fallback. No import is added. A conversion
+in a module a repair may not edit is not changed: when that is the only one, the strategy refuses and names the
+module.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from services.repairer.strategies.number_text_helper import (
 )
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 from services.repairer.strategies.package_modules import PackageModules, ParsedModule
+from services.repairer.strategies.plain_number_text import plain_conversion, reads_plainly
 
 STRATEGY = RepairStrategy.NUMERIC_COERCION
 ANSWERS = answers(STRATEGY)
@@ -71,6 +76,8 @@ class _Site:
     module: ParsedModule
     replacement: Replacement
     helper: str
+    plain: Replacement | None = None
+    """The conversion read plainly in one expression, where that is an alternative (``plain_number_text``)."""
 
 
 @dataclass
@@ -107,13 +114,22 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     by_path: dict[str, list[_Site]] = {}
     for site in search.sites.values():
         by_path.setdefault(site.module.path, []).append(site)
+    plain = _plain_is_enough(context, covered, list(search.sites.values()))
     for _, sites in sorted(by_path.items()):
-        edit = _edit(sites[0].module, sites)
+        edit = _edit(sites[0].module, sites, plain)
         if isinstance(edit, StrategyRefusal):
             return edit
         edits.append(edit)
     missing = sorted(set(columns) - covered)
     note = f"; no conversion found for {', '.join(missing)}" if missing else ""
+    if plain:
+        return multi_file_edit(
+            STRATEGY,
+            edits,
+            rationale=f"{', '.join(sorted(covered))} arrive as formatted text; where they are converted they are now "
+            "read plainly in one expression (currency signs and codes, spaces and ',' thousands separators "
+            f"stripped), which reads every value the diagnosis saw of them{note}",
+        )
     helpers = sorted({site.helper for site in search.sites.values()})
     return multi_file_edit(
         STRATEGY,
@@ -124,7 +140,21 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     )
 
 
-def _edit(module: ParsedModule, sites: list[_Site]) -> FileEdit | StrategyRefusal:
+def _plain_is_enough(context: RepairContext, columns: set[str], sites: list[_Site]) -> bool:
+    """Whether every conversion can be read plainly in one expression: each has the code's own fallback for what
+    is not a number, and every value the diagnosis saw of the columns reads plainly."""
+    if not sites or any(site.plain is None for site in sites):
+        return False
+    seen = [context.number_examples.get(column, ()) for column in sorted(columns)]
+    return all(seen) and all(reads_plainly(value) for values in seen for value in values)
+
+
+def _edit(module: ParsedModule, sites: list[_Site], plain: bool) -> FileEdit | StrategyRefusal:
+    if plain:
+        replacements = [site.plain for site in sites if site.plain is not None]
+        return FileEdit(
+            path=module.path, old_text=module.source, new_text=apply_replacements(module.source, replacements)
+        )
     text = SourceText(module.source)
     replacements = [site.replacement for site in sorted(sites, key=lambda site: site.replacement.start)]
     needed = [name for name in (HELPER_NAME, TEXT_HELPER_NAME) if any(site.helper == name for site in sites)]
@@ -194,8 +224,11 @@ def _conversion(search: _Search, module: ParsedModule, node: ast.expr, parent: a
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
         function = parent.func
         if isinstance(function, ast.Name) and function.id in SCALAR_CONVERSIONS and len(parent.args) == 1:
-            helper = TEXT_HELPER_NAME if _handles_value_error(node, module.parents) else HELPER_NAME
-            return _record(search, module, Replacement(start, end, f"{helper}({segment})"), helper)
+            if _handles_value_error(node, module.parents):  # what is not a number takes the code's own fallback
+                plain = Replacement(start, end, plain_conversion(segment))
+                replacement = Replacement(start, end, f"{TEXT_HELPER_NAME}({segment})")
+                return _record(search, module, replacement, TEXT_HELPER_NAME, plain)
+            return _record(search, module, Replacement(start, end, f"{HELPER_NAME}({segment})"), HELPER_NAME)
         if isinstance(function, ast.Attribute) and function.attr == "to_numeric":
             wrapped = f"{HELPER_NAME}({segment})" if scalar else f"{segment}.map({HELPER_NAME})"
             return _record(search, module, Replacement(start, end, wrapped), HELPER_NAME)
@@ -222,12 +255,14 @@ def _conversion(search: _Search, module: ParsedModule, node: ast.expr, parent: a
     return False
 
 
-def _record(search: _Search, module: ParsedModule, replacement: Replacement, helper: str) -> bool:
+def _record(
+    search: _Search, module: ParsedModule, replacement: Replacement, helper: str, plain: Replacement | None = None
+) -> bool:
     if not search.package.permitted(module.path):
         search.blocked.add(module.path)
         return True
     key = (module.path, replacement.start, replacement.end)
-    search.sites.setdefault(key, _Site(module, replacement, helper))
+    search.sites.setdefault(key, _Site(module, replacement, helper, plain))
     return True
 
 

@@ -98,6 +98,24 @@ def test_the_event_payload_with_repair_hints_drives_column_rename(tmp_path: Path
     assert result.files == ("pkg/loader.py",) and result.function is None
 
 
+def test_the_values_the_diagnosis_saw_decide_whether_one_expression_reads_them(tmp_path: Path) -> None:
+    parser = (
+        "def parse_amount(value, default=0.0):\n    try:\n        return float(value)\n"
+        "    except (TypeError, ValueError):\n        return default\n\n\n"
+        'def amounts(rows):\n    return [parse_amount(row["quoted_amount"]) for row in rows]\n'
+    )
+    payload = completed("type_conversion", {"text_numeric_columns": ["quoted_amount"]})
+    retyped = {"quoted_amount": {"examples": ["$1,019.54", "USD 845.00"], "now": "numeric_text"}}
+    payload["report"]["evidence"] = [{"kind": "data.source_types", "values": {"retyped": retyped}}]
+    policy = {**POLICY, "strategies": ["numeric_coercion"], "max_changed_lines": 40}
+    result = propose_repair(payload, workspace(tmp_path, {"pkg/features.py": parser}), policy, SPEC)
+    assert isinstance(result, RepairProposal) and (result.added_lines, result.removed_lines) == (1, 1)
+    assert result.inserted_lines[0].startswith('        return float(str(value).replace(",", "").strip(')
+    retyped["quoted_amount"]["examples"].append("7,25")
+    result = propose_repair(payload, workspace(tmp_path / "comma", {"pkg/features.py": parser}), policy, SPEC)
+    assert isinstance(result, RepairProposal) and "def _number_text(value: object) -> object:" in result.inserted_lines
+
+
 def test_a_data_cause_without_a_code_repair_names_the_owners_to_notify(tmp_path: Path) -> None:
     result = propose_repair(completed("covariate_drift", {}), workspace(tmp_path), POLICY, SPEC)
     assert isinstance(result, RepairWithholding)

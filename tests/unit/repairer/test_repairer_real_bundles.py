@@ -99,3 +99,33 @@ def test_the_proposal_passes_the_guard_and_the_incident_window_recovers(name: st
     print(f"{name}: {gate.metric} baseline {baseline:.4f}, candidate {candidate:.4f}, repaired {after:.4f}")
     assert drop_before > gate.tolerance, "the incident window regresses without the repair"
     assert drop_after <= gate.tolerance, f"the repaired model is still {drop_after:.4f} worse than the baseline"
+
+
+@pytest.mark.skipif(not REPOS.is_dir(), reason=f"the hand-made bundles are not in {REPOS}")
+def test_freight_amounts_read_plainly_in_one_expression_recover(tmp_path: Path) -> None:
+    """With the formats the diagnosis saw in the column (one example each), the conversion site alone changes."""
+    name = "freight-cost-text-amounts"
+    bundle = load_bundle(REPOS / name)
+    seen = ["$10.10", "$1,019.54", "USD 100.59", "USD 1,008.52", "1,009.04"]
+    evidence = [{"kind": "data.source_types", "values": {"retyped": {"quoted_amount": {"examples": seen}}}}]
+    hints = CASES[name][1].model_dump(mode="json")
+    diagnosis = {
+        "hypothesis": "type_conversion",
+        "confidence": 0.9,
+        "report": {"suspect": None, "repair_hints": hints, "context_summary": {}, "evidence": evidence},
+    }
+    proposal = propose_repair(
+        diagnosis,
+        bundle.tree("candidate"),
+        read_central_policy()["repair"],
+        bundle.spec.workspace.model_dump(mode="json"),
+        base_dir=bundle.tree("base"),
+    )
+    assert isinstance(proposal, RepairProposal) and proposal.guard.allowed
+    assert (proposal.files, proposal.added_lines, proposal.removed_lines) == (("freight_cost/parsing.py",), 1, 1)
+    gate = bundle.spec.gate
+    repaired = _patched(tmp_path, bundle.tree("candidate"), proposal.unified_diff)
+    after = evaluate_model(repaired, _window(bundle, "incident"), bundle.spec.workspace, gate).metrics[gate.metric]
+    base = evaluate_model(bundle.tree("base"), _window(bundle, "approval"), bundle.spec.workspace, gate)
+    sign = 1.0 if gate.direction == "higher_is_better" else -1.0
+    assert sign * (base.metrics[gate.metric] - after) <= gate.tolerance

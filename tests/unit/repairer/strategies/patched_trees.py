@@ -40,6 +40,7 @@ def repair_context(
     repair_paths: tuple[str, ...] = ("pkg/*.py",),
     max_changed_lines: int = 40,
     division: DivisionPolicy | None = None,
+    number_examples: dict[str, tuple[str, ...]] | None = None,
 ) -> RepairContext:
     return RepairContext(
         candidate=SourceTree(write_tree(tmp_path / "candidate", candidate)),
@@ -52,6 +53,7 @@ def repair_context(
         editable=lambda path: matches_any(path, repair_paths) is not None,
         max_changed_lines=max_changed_lines,
         division=division or DivisionPolicy(),
+        number_examples=number_examples or {},
     )
 
 
