@@ -7,15 +7,18 @@ runs the same step against the real stack."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from libs.ci_policy import CiResult
 from libs.events.codec import SignedEvent
@@ -222,3 +225,34 @@ def test_a_bad_input_is_one_line_exit_2_and_nothing_is_sent(
     assert line.startswith("modelguard: ") and said in line, line
     assert "Traceback" not in run.log and ingestion.published == []
     assert not [p for p in ingestion.artifacts.root.rglob("*") if p.is_file()], "nothing uploaded"
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("modelguard_ci", REPO_ROOT / "deploy/github-action/modelguard_ci.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_documented_workflows_use_declared_inputs_and_the_exit_codes_are_the_scripts() -> None:
+    """docs/deploy.md's model-CI section: the e2e test's run (a predict workspace: the four windows, the policy's
+    predict as a YAML list, no metrics) and the self-reported variant; the exit-code table is the script's."""
+    text = (REPO_ROOT / "docs" / "deploy.md").read_text()
+    section = text[text.index("## Model CI") : text.index("## What was validated here")]
+    blocks = [b.split("```", 1)[0] for b in section.split("```yaml\n")[1:]]
+    steps = [yaml.safe_load(b.replace("# … as above, and:", "")) for b in blocks if "acme/modelguard@v1" in b]
+    uses = [s for doc in steps for s in (doc["jobs"]["modelguard"]["steps"] if "jobs" in doc else doc)]
+    given = [s["with"] for s in uses if s.get("uses") == "acme/modelguard@v1"]
+    assert len(given) == 2 and all(set(w) <= set(ACTION["inputs"]) for w in given)
+    predict_run, self_reported = given
+    churn = yaml.safe_load((REPO_ROOT / "fixtures/scenarios/churn-monthly-spend/bundle.yaml").read_text())
+    script = _script()
+    assert script.parse_command(predict_run["evaluation-command"]) == churn["workspace"]["predict"]
+    assert not {"baseline-metrics", "candidate-metrics", "data-windows"} & set(predict_run)
+    assert {"approval-train", "approval-eval", "incident-train", "incident-eval"} <= set(predict_run)
+    assert {"baseline-metrics", "candidate-metrics"} <= set(self_reported)
+    assert script.parse_command(self_reported["evaluation-command"])[:2] == ["python", "evaluate.py"]
+    codes = {int(row.split("|")[1]) for row in section.splitlines() if re.match(r"^\| [0-9] \|", row)}
+    declared = {v for k, v in vars(script).items() if k.startswith("EXIT_")}
+    assert codes == declared == set(range(7))
