@@ -23,6 +23,8 @@ from libs.bundle.load import is_bundle
 from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+MAX_REPAIR_LINES = 10
+REFERENCE_FACTOR = 1.5
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class BundleResult:
     diagnosis_seconds: float | None = None
     evaluations: dict[str, int] | None = None
     """Model evaluations each phase ran (ci, detector, diagnoser, validator), from the signed events."""
+    reference_fix_lines: int | None = None
+    """Changed lines (added + removed) of the fix a reviewer would write, from expected.json."""
 
     @property
     def total_evaluations(self) -> int | None:
@@ -54,6 +58,16 @@ class BundleResult:
     def wrongly_repaired(self) -> bool:
         """A validated repair where the right answer is none: a data cause, generated code, an abstention."""
         return self.outcome == "repair_validated" and self.expected_outcome != "repair_validated"
+
+    @property
+    def oversized_repair(self) -> bool:
+        """A validated repair larger than MAX_REPAIR_LINES or REFERENCE_FACTOR times the reviewer's fix."""
+        if self.outcome != "repair_validated" or self.repair_lines is None:
+            return False
+        limit = MAX_REPAIR_LINES
+        if self.reference_fix_lines is not None:
+            limit = min(limit, int(REFERENCE_FACTOR * self.reference_fix_lines))
+        return self.repair_lines > limit
 
     @property
     def outcome_right(self) -> bool:
@@ -113,6 +127,7 @@ def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleR
             out / "events", "ContextCollected", ("DiagnosisCompleted", "DiagnosisAbstained")
         ),
         evaluations=evaluations_by_phase(out / "events"),
+        reference_fix_lines=expected.get("reference_fix_lines"),
     )
 
 
@@ -189,6 +204,7 @@ def score(results: list[BundleResult]) -> dict[str, Any]:
         "lines_per_repair": [r.repair_lines for r in repairs],
         "validation_seconds_per_repair": [r.validation_seconds for r in repairs],
         "validated_where_none_is_right": [r.bundle for r in scored if r.wrongly_repaired],
+        "oversized_repairs": [r.bundle for r in scored if r.oversized_repair],
         "exit_codes_match": all(r.exit_code_matches for r in results if r.error is None),
         "errors": sum(r.error is not None for r in results),
         "seconds_per_bundle": [r.seconds for r in results],
@@ -245,7 +261,9 @@ def _summary_line(figures: dict[str, Any]) -> str:
         f"abstention precision {figures['abstention_precision']} recall {figures['abstention_recall']}; "
         f"validated where none is right {figures['validated_where_none_is_right'] or 'none'}; "
         f"repairs proposed {figures['repairs_proposed']}, validated {figures['repairs_validated']}, "
-        f"withheld {figures['repairs_withheld']}, lines {figures['lines_per_repair']}; "
+        f"withheld {figures['repairs_withheld']}, lines {figures['lines_per_repair']}, "
+        f"larger than {MAX_REPAIR_LINES} lines or {REFERENCE_FACTOR}x the reviewer's fix "
+        f"{figures['oversized_repairs'] or 'none'}; "
         f"evaluations per incident {figures['evaluations_per_incident']} "
         f"(diagnosis {figures['diagnosis_evaluations_per_incident']}), "
         f"median diagnosis {figures['median_diagnosis_seconds']} s; errors {figures['errors']}"
@@ -256,10 +274,14 @@ def _line(r: BundleResult) -> str:
     mark = "ok " if r.outcome_right and r.top1_right else "MISS"
     got = f"{r.outcome}/{r.hypothesis}" if r.error is None else f"error: {r.error}"
     repair = (
-        f" repair {r.repair_strategy} ({r.repair_lines} lines, validated in {r.validation_seconds}s)"
+        f" repair {r.repair_strategy} ({r.repair_lines} lines{_reference(r)}, validated in {r.validation_seconds}s)"
         if r.repair_strategy
         else ""
     )
     expected = f"{r.expected_outcome}/{r.expected_hypothesis}"
     runs = f" {r.total_evaluations} evaluations, diagnosis {r.diagnosis_seconds}s" if r.evaluations else ""
     return f"{mark} {r.bundle:34} expected {expected}  got {got}{repair}  {r.seconds:.1f}s{runs}"
+
+
+def _reference(r: BundleResult) -> str:
+    return f" vs reviewer's {r.reference_fix_lines}" if r.reference_fix_lines is not None else ""

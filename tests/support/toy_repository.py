@@ -1,4 +1,4 @@
-"""A small, real model repository for the diagnosis's tests: a churn classifier (scikit-learn logistic
+"""A small, real model repository for the diagnosis's tests: a churn classifier (a numpy logistic
 regression on a monthly-spend ratio, visits and a plan) with a ``predict`` entry point, a ``features`` command
 and a training parameter, plus seeded data windows whose label depends on the inputs. Every metric the tests
 see is computed by running it; variants of the candidate and of the incident data inject one cause each."""
@@ -19,10 +19,22 @@ import argparse
 
 import numpy as np
 import pandas as pd
-from sklearn.linear_model import LogisticRegression
 
 from toy.features import feature_frame
 from toy.train import C
+
+
+def logistic_regression(x, y, c, steps=400, rate=0.5):
+    """L2-penalised logistic regression (penalty 1/c, as scikit-learn's C) on standardised inputs."""
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
+    z = (x - mean) / scale
+    weights, bias = np.zeros(z.shape[1]), 0.0
+    for _ in range(steps):
+        error = 1.0 / (1.0 + np.exp(-(z @ weights + bias))) - y
+        weights = (weights - rate * z.T @ error / len(y)) / (1.0 + rate / (c * len(y)))  # the penalty's proximal step
+        bias -= rate * error.mean()
+    return lambda rows: 1.0 / (1.0 + np.exp(-(((rows - mean) / scale) @ weights + bias)))
+
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--train")
@@ -33,8 +45,7 @@ train = pd.read_csv(args.train)
 rows = pd.read_csv(args.features)
 x_train = np.nan_to_num(feature_frame(train).to_numpy(dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
 x_rows = np.nan_to_num(feature_frame(rows).to_numpy(dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
-model = LogisticRegression(C=C, max_iter=500).fit(x_train, train["churned"])
-scores = model.predict_proba(x_rows)[:, 1]
+scores = logistic_regression(x_train, train["churned"].to_numpy(dtype=float), C)(x_rows)
 pd.DataFrame({"row_id": rows["row_id"], "prediction": scores}).to_csv(args.output, index=False)
 '''
 FEATURES = '''"""The model's inputs from raw customer rows; ``python -m toy.features --data CSV --output CSV``."""
@@ -124,7 +135,7 @@ def customers(
     plan = rng.choice(["basic", "plus", "pro"], size, p=[0.4, 0.3, 0.3])
     spend = np.where(months > 0, total / np.maximum(months, 1), total) / 10.0
     # heavy users churn again (they outgrow the product): a turn the approval window's 0-9 visits never show
-    logit = 1.6 * spend - 0.45 * np.minimum(visits, 9) + 0.5 * np.maximum(visits - 12, 0) + 2.5 * (plan == "pro") - 1.6
+    logit = 1.6 * spend - 0.9 * np.minimum(visits, 9) + 0.5 * np.maximum(visits - 12, 0) + 2.5 * (plan == "pro") - 1.6
     churned = (rng.random(size) < 1 / (1 + np.exp(-logit))).astype(int)
     frame = pd.DataFrame({"total": total, "months": months, "visits": visits, "plan": plan, "churned": churned})
     if positive_rate is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from modelguard.bench_diagnosis import BundleResult, score
 
 
@@ -41,3 +43,16 @@ def test_accuracy_and_abstention_figures_follow_the_results() -> None:
     assert figures["abstention_precision"] == 0.5 and figures["abstention_recall"] == 1.0
     assert figures["repairs_proposed"] == 2 and figures["repairs_validated"] == 1 and figures["repairs_withheld"] == 1
     assert figures["lines_per_repair"] == [3, 3]
+
+
+def test_a_validated_repair_larger_than_ten_lines_or_half_again_the_reviewers_fix_is_named() -> None:
+    ft = "feature_transformation"
+    base = _result("x", ("repair_validated", ft), ("repair_validated", ft), [ft])
+    results = [
+        replace(base, bundle="small", repair_lines=3, reference_fix_lines=2),
+        replace(base, bundle="twice-the-reviewer", repair_lines=4, reference_fix_lines=2),
+        replace(base, bundle="eleven", repair_lines=11, reference_fix_lines=28),
+        replace(base, bundle="no-reference", repair_lines=10),
+        replace(base, bundle="failed", outcome="validation_failed", repair_lines=40, reference_fix_lines=2),
+    ]
+    assert score(results)["oversized_repairs"] == ["twice-the-reviewer", "eleven"]

@@ -61,7 +61,7 @@ def test_a_renamed_column_upstream(tmp_path: Path) -> None:
 
 def test_a_mixed_cause_abstains(tmp_path: Path) -> None:
     """A milder training parameter and a renamed column, each about half of the drop."""
-    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.003\n", incident=RENAMED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.03\n", incident=RENAMED), central_thresholds())
     assert outcome.decision == "abstained" and outcome.abstention_code == "mixed_cause"
 
 
@@ -99,7 +99,7 @@ def test_the_event_carries_hints_counterfactual_location_and_markdown(tmp_path: 
 
 
 def test_an_abstention_event_carries_the_markdown_too(tmp_path: Path) -> None:
-    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.003\n", incident=RENAMED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.03\n", incident=RENAMED), central_thresholds())
     event = diagnosis_event(collected(), outcome)
     assert isinstance(event, DiagnosisAbstained)
     assert event.report.markdown.startswith("# Diagnosis: abstained") and "mixed_cause" in event.report.markdown
