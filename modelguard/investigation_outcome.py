@@ -72,6 +72,9 @@ def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[s
         else list(report.context_summary.model_owners)
         if report
         else [],
+        "owners_by_asset": {entry.asset: [o.owner_urn for o in entry.owners] for entry in withheld.owners}
+        if withheld
+        else {},
         "events": [e.event.meta.event_type for e in events],
     }
 
