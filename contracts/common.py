@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from contracts.context_snapshot import Owner
 from contracts.meta import SHA256_HEX
 
 
@@ -19,6 +21,26 @@ class ArtifactRef(Frozen):
     sha256: str = Field(pattern=SHA256_HEX)
     media_type: str
     size: int = Field(ge=0)
+
+
+class AssetOwners(Frozen):
+    """One asset and the owners DataHub records for it, as the context collected them (urn, ownership type,
+    the asset owned, where it was read). An empty ``owners`` says DataHub records no owner for the asset."""
+
+    asset: str = Field(description="the urn of the dataset or model")
+    owners: list[Owner] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _owners_own_the_asset(self) -> AssetOwners:
+        strays = sorted({o.entity_urn for o in self.owners if o.entity_urn != self.asset})
+        if strays:
+            raise ValueError(f"owners of {strays} listed under {self.asset}")
+        return self
+
+
+def owner_urns(entries: Iterable[AssetOwners]) -> list[str]:
+    """Every owner's urn once, in the order the entries name them."""
+    return list(dict.fromkeys(owner.owner_urn for entry in entries for owner in entry.owners))
 
 
 class WorkspaceRefs(Frozen):

@@ -50,6 +50,11 @@ class Contract:
         return Event[self.payload_model]  # type: ignore[name-defined]
 
 
+# Versions: the major names the topic and the schema file; a minor adds optional fields with defaults, so a reader
+# of 1.1 reads 1.0 events (a 1.0 reader refuses 1.1 ones: every model forbids unknown keys). 1.1 of the diagnosis,
+# repair and validation events: the report's context summary carries the owners per asset and the cause's
+# datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and `RepairWithheld.owners`
+# says who to tell per affected asset.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
@@ -58,12 +63,12 @@ CONTRACTS: dict[str, Contract] = {
         Contract("EvaluationPassed", "1.0", EvaluationPassed),
         Contract("ContextCollected", "1.0", ContextCollected),
         Contract("UpstreamRiskDetected", "1.0", UpstreamRiskDetected),
-        Contract("DiagnosisCompleted", "1.0", DiagnosisCompleted),
-        Contract("DiagnosisAbstained", "1.0", DiagnosisAbstained),
-        Contract("RepairProposed", "1.0", RepairProposed),
-        Contract("RepairWithheld", "1.0", RepairWithheld),
-        Contract("RepairValidated", "1.0", RepairValidated),
-        Contract("ValidationFailed", "1.0", ValidationFailed),
+        Contract("DiagnosisCompleted", "1.1", DiagnosisCompleted),
+        Contract("DiagnosisAbstained", "1.1", DiagnosisAbstained),
+        Contract("RepairProposed", "1.1", RepairProposed),
+        Contract("RepairWithheld", "1.1", RepairWithheld),
+        Contract("RepairValidated", "1.1", RepairValidated),
+        Contract("ValidationFailed", "1.1", ValidationFailed),
         Contract("Published", "1.0", Published),
     )
 }

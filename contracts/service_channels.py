@@ -27,7 +27,7 @@ SERVICE_CHANNELS: dict[str, ServiceChannels] = {
         produces=("EvaluationReported",),
     ),
     "detector": ServiceChannels(
-        "Applies the model's policy gate to an evaluation",
+        "Applies the model's policy gate to an evaluation; serves CI its verdicts (it reads the dead-letter topic)",
         consumes=("EvaluationReported",),
         produces=("RegressionDetected", "EvaluationPassed"),
     ),

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from libs.ci_policy import CiPolicy
 from libs.referee.metrics import gate_problem
 
 
@@ -109,8 +110,9 @@ def check_refereed_gate(gate: GatePolicy, workspace: WorkspacePolicy) -> None:
 class ModelPolicy(BaseModel):
     """One model's effective policy: its gate and workspace config, inside ModelGuard's central policy.
 
-    ``diagnosis``, ``repair``, ``sandbox`` and ``validation`` are the central policy's sections, each
-    validated by the phase that reads it; the whole document is stored by digest with every incident.
+    ``diagnosis``, ``repair``, ``sandbox``, ``validation`` and ``ci`` are the central policy's sections, each
+    validated by the phase that reads it (``ci``: the CI result of each outcome, libs.ci_policy); the whole
+    document is stored by digest with every incident.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -123,6 +125,7 @@ class ModelPolicy(BaseModel):
     repair: dict[str, Any] = Field(default_factory=dict)
     sandbox: dict[str, Any] = Field(default_factory=dict)
     validation: ValidationPolicy = ValidationPolicy()
+    ci: CiPolicy = CiPolicy()
 
     @model_validator(mode="after")
     def _refereed_gate(self) -> ModelPolicy:

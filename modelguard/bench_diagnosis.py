@@ -25,6 +25,7 @@ from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MAX_REPAIR_LINES = 10
 REFERENCE_FACTOR = 1.5
+OUTCOMES_THAT_NOTIFY = ("repair_withheld", "no_code_repair", "abstained")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class BundleResult:
     evaluations: dict[str, int] | None = None
     """Model evaluations each phase ran (ci, detector, diagnoser, validator), from the signed events."""
     reference_fix_lines: int | None = None
+    owners: int = 0
+    """Owners the outcome names to notify (summary.json's ``owners``)."""
     """Changed lines (added + removed) of the fix a reviewer would write, from expected.json."""
 
     @property
@@ -68,6 +71,11 @@ class BundleResult:
         if self.reference_fix_lines is not None:
             limit = min(limit, int(REFERENCE_FACTOR * self.reference_fix_lines))
         return self.repair_lines > limit
+
+    @property
+    def tells_nobody(self) -> bool:
+        """A withheld repair or a cause in the data (or an abstention) that names no owner to notify."""
+        return self.outcome in OUTCOMES_THAT_NOTIFY and self.owners == 0
 
     @property
     def outcome_right(self) -> bool:
@@ -128,6 +136,7 @@ def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleR
         ),
         evaluations=evaluations_by_phase(out / "events"),
         reference_fix_lines=expected.get("reference_fix_lines"),
+        owners=len(summary.get("owners") or []),
     )
 
 
@@ -205,6 +214,7 @@ def score(results: list[BundleResult]) -> dict[str, Any]:
         "validation_seconds_per_repair": [r.validation_seconds for r in repairs],
         "validated_where_none_is_right": [r.bundle for r in scored if r.wrongly_repaired],
         "oversized_repairs": [r.bundle for r in scored if r.oversized_repair],
+        "naming_no_owner": [r.bundle for r in scored if r.tells_nobody],
         "exit_codes_match": all(r.exit_code_matches for r in results if r.error is None),
         "errors": sum(r.error is not None for r in results),
         "seconds_per_bundle": [r.seconds for r in results],
@@ -264,6 +274,7 @@ def _summary_line(figures: dict[str, Any]) -> str:
         f"withheld {figures['repairs_withheld']}, lines {figures['lines_per_repair']}, "
         f"larger than {MAX_REPAIR_LINES} lines or {REFERENCE_FACTOR}x the reviewer's fix "
         f"{figures['oversized_repairs'] or 'none'}; "
+        f"withheld, data-caused or abstained naming no owner {figures['naming_no_owner'] or 'none'}; "
         f"evaluations per incident {figures['evaluations_per_incident']} "
         f"(diagnosis {figures['diagnosis_evaluations_per_incident']}), "
         f"median diagnosis {figures['median_diagnosis_seconds']} s; errors {figures['errors']}"

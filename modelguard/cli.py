@@ -141,7 +141,7 @@ def _require_sandbox() -> None:
 
 def _investigate(args: argparse.Namespace) -> int:
     from libs.bundle.load import BundleError, load_bundle
-    from modelguard.investigate import investigate
+    from modelguard.investigate import ci_policy_for, investigate
     from modelguard.investigation_files import write_investigation
     from modelguard.investigation_outcome import IncompleteInvestigation, investigation_summary
 
@@ -169,7 +169,11 @@ def _investigate(args: argparse.Namespace) -> int:
         f"{summary['metric']['name']} {summary['metric']['baseline']} -> {summary['metric']['candidate']}; "
         f"written to {out}"
     )
-    return int(summary["exit_code"])
+    if not args.ci:
+        return int(summary["exit_code"])
+    result = ci_policy_for(settings, bundle).result_for(summary["outcome"])
+    print(f"{bundle.name}: CI {result} ({summary['outcome']}, by the central policy's ci.outcomes)")
+    return 0 if result == "pass" else int(summary["exit_code"]) or 1
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -352,6 +356,11 @@ def parser() -> argparse.ArgumentParser:
     inv.add_argument("--out", required=True, help="folder for summary.json, the events, the report and the patch")
     inv.add_argument("--run-id")
     inv.add_argument("--pull-request", type=int)
+    inv.add_argument(
+        "--ci",
+        action="store_true",
+        help="exit by the central policy's ci.outcomes: 0 when it passes the outcome, else the outcome's code",
+    )
     inv.set_defaults(run=_investigate)
     demo = sub.add_parser("demo", help="the churn incident end to end on the embedded stack")
     demo.add_argument("--out", default="out/demo")

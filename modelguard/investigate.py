@@ -17,8 +17,10 @@ from pathlib import Path
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
 from libs.bus.runtime import ServiceDefinition, handle_and_seal
+from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
+from libs.policy import parse_policy
 from libs.settings import Settings
 from libs.signing.keys import SigningKey, load_private_key, provision_keys
 from modelguard.stack import CLIENTS, REPO_ROOT, SERVICES
@@ -57,6 +59,12 @@ def install_bundle_inputs(settings: Settings, bundle: Bundle) -> Settings:
         datahub_files=(_as_in_stack(bundle.metadata_file),) if bundle.metadata_file else settings.datahub_files,
         datahub_change_files=(_as_in_stack(bundle.changes_file),) if bundle.changes_file else (),
     )
+
+
+def ci_policy_for(settings: Settings, bundle: Bundle) -> CiPolicy:
+    """The CI result of each outcome, as the bundle's effective policy (the one its incident records) says."""
+    policy = effective_policy_bytes(bundle, read_central_policy(settings.central_policy))
+    return parse_policy(policy, f"the effective policy of {bundle.name}").ci
 
 
 def _as_in_stack(path: Path) -> Path:

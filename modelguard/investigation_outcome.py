@@ -1,6 +1,7 @@
 """The outcome of one investigated incident, read off its signed events: the summary and the exit code.
 
-Outcomes and exit codes are documented in docs/scenarios.md; every figure comes from the events.
+Outcomes and exit codes are documented in docs/scenarios.md; every figure comes from the events; the outcome
+itself is libs.events.outcome's, which the detector's verdict shares.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from libs.events.codec import SignedEvent
+from libs.events.outcome import IncompleteInvestigation, outcome_of
 
 OUTCOME_EXIT_CODES = {
     "gate_passed": 0,
@@ -17,32 +19,11 @@ OUTCOME_EXIT_CODES = {
     "no_code_repair": 13,
     "abstained": 14,
 }
-CAUSE_IN_DATA = "cause_in_data"
-
-
-class IncompleteInvestigation(RuntimeError):
-    """The events end before any phase reached a final outcome."""
 
 
 def _last(events: list[SignedEvent], event_type: str) -> Any:
     matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
     return matching[-1] if matching else None
-
-
-def outcome_of(events: list[SignedEvent]) -> str:
-    if _last(events, "EvaluationPassed") is not None:
-        return "gate_passed"
-    if _last(events, "DiagnosisAbstained") is not None:
-        return "abstained"
-    if _last(events, "RepairValidated") is not None:
-        return "repair_validated"
-    if _last(events, "ValidationFailed") is not None:
-        return "validation_failed"
-    withheld = _last(events, "RepairWithheld")
-    if withheld is not None:
-        return "no_code_repair" if withheld.reason_code == CAUSE_IN_DATA else "repair_withheld"
-    types = ", ".join(e.event.meta.event_type for e in events) or "none"
-    raise IncompleteInvestigation(f"no final outcome among the events ({types})")
 
 
 def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[str, Any]:
@@ -91,5 +72,11 @@ def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[s
         else list(report.context_summary.model_owners)
         if report
         else [],
+        "owners_by_asset": {entry.asset: [o.owner_urn for o in entry.owners] for entry in withheld.owners}
+        if withheld
+        else {},
         "events": [e.event.meta.event_type for e in events],
     }
+
+
+__all__ = ["OUTCOME_EXIT_CODES", "IncompleteInvestigation", "investigation_summary", "outcome_of"]

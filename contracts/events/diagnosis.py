@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from contracts.catalogue import CauseLocation, Hypothesis
-from contracts.common import Frozen, IncidentState
+from contracts.common import AssetOwners, Frozen, IncidentState
 
 
 class EvidenceItem(Frozen):
@@ -121,6 +121,19 @@ class ContextSummary(Frozen):
     upstream_datasets: list[str] = Field(default_factory=list)
     upstream_owners: list[str] = Field(default_factory=list, description="owners of the upstream datasets")
     provider: str | None = None
+    model_ownership: AssetOwners | None = Field(
+        default=None, description="the model with the owners DataHub records for it (since 1.1)"
+    )
+    dataset_ownership: list[AssetOwners] = Field(
+        default_factory=list,
+        description="every dataset on the model's upstream lineage with its owners, most upstream first (since 1.1)",
+    )
+    cause_datasets: list[str] = Field(
+        default_factory=list,
+        description="the upstream datasets a cause in the data lies in: those whose schema holds a column the "
+        "diagnosis names as faulty (renamed, numeric as text, unseen categories, risen nulls), else the lineage's "
+        "source datasets; most upstream first (since 1.1)",
+    )
 
 
 class DiagnosisReport(Frozen):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from contracts.catalogue import Hypothesis, RepairStrategy
-from contracts.common import ArtifactRef, Frozen, IncidentState
+from contracts.common import ArtifactRef, AssetOwners, Frozen, IncidentState
 from contracts.events.diagnosis import DiagnosisReport
 
 
@@ -34,5 +34,11 @@ class RepairWithheld(IncidentState):
         default=None, description='why, as a code; "cause_in_data" when no code repair is the right answer'
     )
     owners_to_notify: list[str] = Field(
-        default_factory=list, description="owners of the model and of the faulty upstream data, for a data cause"
+        default_factory=list, description="the urns of ``owners``, each once, in their order (kept from 1.0)"
+    )
+    owners: list[AssetOwners] = Field(
+        default_factory=list,
+        description="who to tell, per affected asset with the owners DataHub records for it: for a cause in the "
+        "data (named, or every candidate of an abstention) the datasets it lies in first, then the model; "
+        "otherwise the model. An asset with no owner recorded has an empty list (since 1.1)",
     )

@@ -11,7 +11,7 @@ from libs.bundle.load import Bundle
 from libs.central_policy import CentralPolicyError, read_central_policy_document
 from libs.policy import PolicyError
 
-CENTRAL_SECTIONS = ("diagnosis", "repair", "sandbox", "validation")
+CENTRAL_SECTIONS = ("diagnosis", "repair", "sandbox", "validation", "ci")
 
 
 def read_central_policy(path: Path | None = None) -> dict[str, Any]:

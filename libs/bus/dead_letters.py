@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer
@@ -33,6 +34,19 @@ class DeadLetter:
         return run_id if isinstance(run_id, str) else None
 
 
+def dead_letter_of(key: bytes | None, value: bytes | None, headers: Sequence[tuple[str, bytes]] | None) -> DeadLetter:
+    """One record of the dead-letter topic, as the runtime wrote it (libs.bus.runtime.dead_letter)."""
+    named = {k: v.decode(errors="replace") for k, v in (headers or ())}
+    return DeadLetter(
+        key=key.decode(errors="replace") if key else None,
+        reason=named.get(DLQ_REASON, "?"),
+        detail=named.get(DLQ_DETAIL, ""),
+        service=named.get(DLQ_SERVICE, "?"),
+        source=named.get(DLQ_SOURCE, "?"),
+        value=value or b"",
+    )
+
+
 async def _read_all(bootstrap: str, timeout_ms: int) -> list[DeadLetter]:
     consumer = AIOKafkaConsumer(DEAD_LETTER_TOPIC, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     await consumer.start()
@@ -43,18 +57,7 @@ async def _read_all(bootstrap: str, timeout_ms: int) -> list[DeadLetter]:
             if not batch:
                 return letters
             for records in batch.values():
-                for r in records:
-                    headers = {k: v.decode(errors="replace") for k, v in (r.headers or ())}
-                    letters.append(
-                        DeadLetter(
-                            key=r.key.decode(errors="replace") if r.key else None,
-                            reason=headers.get(DLQ_REASON, "?"),
-                            detail=headers.get(DLQ_DETAIL, ""),
-                            service=headers.get(DLQ_SERVICE, "?"),
-                            source=headers.get(DLQ_SOURCE, "?"),
-                            value=r.value or b"",
-                        )
-                    )
+                letters.extend(dead_letter_of(r.key, r.value, r.headers) for r in records)
     finally:
         await consumer.stop()
 

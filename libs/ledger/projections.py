@@ -2,7 +2,8 @@
 
 Status: `passed` (the gate held), `abstained`, `withheld`, `validation_failed` (the pipeline stopped
 there), `published` (a validated repair was published), `open` otherwise. Publishing an abstention,
-a withheld repair or a failed validation keeps that status; `publications` shows what reached people.
+a withheld repair or a failed validation keeps that status; `publications` shows what reached people and
+`owners` who a withheld outcome told.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ class IncidentProjection(BaseModel):
     hypothesis: str | None = None
     confidence: float | None = None
     reason: str | None = None
+    owners: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="for a withheld outcome, each affected asset -> the owners it told, a cause's data first (an "
+        "empty list: DataHub records no owner); events before contracts 1.1 name none here",
+    )
     publications: dict[str, str] = Field(default_factory=dict, description="channel -> last status")
     event_count: int = 0
     first_at: datetime | None = None
@@ -88,6 +94,8 @@ def apply(state: IncidentProjection, event: Event[Any]) -> IncidentProjection:
         changes["after_repair"] = validation.metric_after_repair
     if isinstance(getattr(payload, "reason", None), str):
         changes["reason"] = payload.reason
+    if told := getattr(payload, "owners", None):
+        changes["owners"] = {entry.asset: [owner.owner_urn for owner in entry.owners] for entry in told}
     if meta.event_type in OUTCOMES:
         changes["status"] = OUTCOMES[meta.event_type]
     if isinstance(payload, Published):

@@ -16,8 +16,8 @@ DEFAULT_MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 
 
 class UnsafeSnapshot(ValueError):
-    """The archive holds a member that would land outside the destination or is not a plain file,
-    directory or in-tree symbolic link."""
+    """The bytes are not a tar archive, or it holds a member that would land outside the destination or is
+    not a plain file, directory or in-tree symbolic link."""
 
 
 def snapshot_commit(repo: Path, sha: str) -> bytes:
@@ -54,13 +54,16 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
         raise FileExistsError(f"{dest} is not empty")
     dest.mkdir(parents=True, exist_ok=True)
     dest = dest.resolve()
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-        members = archive.getmembers()
-        if sum(member.size for member in members if member.isfile()) > max_bytes:
-            raise UnsafeSnapshot(f"snapshot unpacks to more than {max_bytes} bytes")
-        for member in members:
-            _check_member(member, dest)
-        archive.extractall(dest, members=members, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            members = archive.getmembers()
+            if sum(member.size for member in members if member.isfile()) > max_bytes:
+                raise UnsafeSnapshot(f"snapshot unpacks to more than {max_bytes} bytes")
+            for member in members:
+                _check_member(member, dest)
+            archive.extractall(dest, members=members, filter="data")
+    except tarfile.ReadError as error:
+        raise UnsafeSnapshot(f"not an uncompressed tar archive ({error})") from error
 
 
 def file_digest(path: Path) -> str:

@@ -4,7 +4,13 @@ Kafka producer and its tracer, so a reported evaluation opens the incident's tra
 Configuration (environment): `MODELGUARD_INGEST_PORT` turns it on (off when unset or 0);
 `MODELGUARD_INGEST_TOKEN` (from a Secret, at least 16 characters) is the bearer token CI presents;
 `MODELGUARD_INGEST_HOST` (default 0.0.0.0); `MODELGUARD_REPORTER_KEY_FILE` (default `$KEYS_DIR/reporter.key`)
-is the key the reports are signed with on the CI's behalf, as `modelguard submit` signs them.
+is the key the reports are signed with on the CI's behalf, as `modelguard submit` signs them;
+`MODELGUARD_INGEST_STUCK_AFTER_S` (default 900, 0 for never) is how long a run may go without a new event before
+its verdict says `stuck`.
+
+The verdict reads the incident's events from the ledger's database (as `modelguard incidents` does; the detector's
+role needs SELECT on it), and the run's dead letters from the detector's own record of the dead-letter topic
+(services.detector.dead_letter_watch), not from any other service's store.
 """
 
 from __future__ import annotations
@@ -15,28 +21,36 @@ import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 import uvicorn
 from opentelemetry.trace import SpanKind
 
+from contracts.common import PolicyRef
 from contracts.events.evaluation import EvaluationReported
 from contracts.registry import contract_for
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
 from libs.bus.headers import event_headers
 from libs.bus.runtime import ServiceRuntime
+from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
 from libs.ledger import LedgerStore
+from libs.policy import PolicyError, parse_policy
 from libs.settings import Settings, SettingsError
 from libs.signing.keys import load_private_key
 from libs.telemetry import incident_context
+from services.detector.dead_letter_log import DeadLetterLog
+from services.detector.dead_letter_watch import watch_dead_letters
 from services.detector.ingest_api import IngestPorts, ingestion_app
-from services.detector.ingest_verdict import Verdict, verdict_of
+from services.detector.ingest_verdict import Verdict, governing_policy, verdict_of
 from services.detector.policy_catalog import load_policies, policy_for
 
 log = logging.getLogger("modelguard.detector.ingest")
 MIN_TOKEN_LENGTH = 16
+DEFAULT_STUCK_AFTER_S = 900.0
 
 
 @dataclass(frozen=True)
@@ -45,9 +59,26 @@ class IngestSettings:
     host: str
     token: str
     reporter_key_file: Path
+    stuck_after_s: float | None = DEFAULT_STUCK_AFTER_S
 
     def __repr__(self) -> str:  # the token never reaches a log
-        return f"IngestSettings(port={self.port}, host={self.host!r}, reporter_key_file={self.reporter_key_file})"
+        return (
+            f"IngestSettings(port={self.port}, host={self.host!r}, reporter_key_file={self.reporter_key_file}, "
+            f"stuck_after_s={self.stuck_after_s})"
+        )
+
+
+def _stuck_after_s() -> float | None:
+    raw = os.environ.get("MODELGUARD_INGEST_STUCK_AFTER_S", "").strip()
+    if not raw:
+        return DEFAULT_STUCK_AFTER_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise SettingsError(f"MODELGUARD_INGEST_STUCK_AFTER_S must be a number of seconds (0: never), got {raw!r}")
+    return seconds or None
 
 
 def ingest_settings(settings: Settings) -> IngestSettings | None:
@@ -63,7 +94,8 @@ def ingest_settings(settings: Settings) -> IngestSettings | None:
             "endpoint is on (MODELGUARD_INGEST_PORT)"
         )
     key_file = os.environ.get("MODELGUARD_REPORTER_KEY_FILE") or str(settings.keys_dir / f"{PRODUCER}.key")
-    return IngestSettings(int(raw), os.environ.get("MODELGUARD_INGEST_HOST", "0.0.0.0"), token, Path(key_file))
+    host = os.environ.get("MODELGUARD_INGEST_HOST", "0.0.0.0")
+    return IngestSettings(int(raw), host, token, Path(key_file), _stuck_after_s())
 
 
 class _Server(uvicorn.Server):
@@ -72,10 +104,11 @@ class _Server(uvicorn.Server):
         yield
 
 
-def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings) -> IngestPorts:
+def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letters: DeadLetterLog) -> IngestPorts:
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
     policies = load_policies(settings.policy_dir)
+    artifacts = LocalArtifactStore(settings.artifacts_dir)
     tracer = runtime.telemetry.tracer_provider.get_tracer("modelguard.detector.ingest")
     ledger: list[LedgerStore] = []
 
@@ -102,14 +135,32 @@ def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings) -> IngestPo
             )
         log.info("accepted %s %s of %s from CI", meta.event_type, meta.event_id, meta.incident_id)
 
+    @lru_cache(maxsize=256)
+    def ci_policy(ref: PolicyRef) -> CiPolicy:
+        """The `ci` section of the policy the run was gated by, as the incident recorded it."""
+        try:
+            return parse_policy(artifacts.get(ref.artifact), f"policy {ref.name}").ci
+        except (ArtifactNotFound, ArtifactCorrupted, PolicyError) as exc:
+            log.warning("the recorded policy %s is unreadable (%s): CI results by the defaults", ref.name, exc)
+            return CiPolicy()
+
     def verdict(incident_id: str, run_id: str) -> Verdict:
         if not ledger:
             ledger.append(LedgerStore(settings.ledger_url))
         rows = ledger[0].incident_events(incident_id)
         events = [open_envelope(row.envelope.encode(), runtime.registry) for row in rows]
-        return verdict_of(incident_id, run_id, events)
+        governing = governing_policy(events, run_id)
+        return verdict_of(
+            incident_id,
+            run_id,
+            events,
+            dead_letters=dead_letters.of_run(incident_id, run_id),
+            ci=ci_policy(governing) if governing is not None else None,
+            now=datetime.now(UTC),
+            stuck_after_s=ingest.stuck_after_s,
+        )
 
-    return IngestPorts(ingest.token, LocalArtifactStore(settings.artifacts_dir), metric_for, sign, publish, verdict)
+    return IngestPorts(ingest.token, artifacts, metric_for, sign, publish, verdict)
 
 
 def attach_ingestion(runtime: ServiceRuntime) -> None:
@@ -117,7 +168,9 @@ def attach_ingestion(runtime: ServiceRuntime) -> None:
     ingest = ingest_settings(runtime.settings)
     if ingest is None:
         return
-    app = ingestion_app(ingestion_ports(runtime, ingest))
+    dead_letters = DeadLetterLog(runtime.settings.state_dir(runtime.definition.name) / "dead_letters.sqlite")
+    watch_dead_letters(runtime, dead_letters)
+    app = ingestion_app(ingestion_ports(runtime, ingest, dead_letters))
     config = uvicorn.Config(app, host=ingest.host, port=ingest.port, log_level="warning", access_log=False)
     server = _Server(config)
     serving: list[asyncio.Task[None]] = []

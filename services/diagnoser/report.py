@@ -14,16 +14,19 @@ from contracts.events.diagnosis import (
     DiagnosisReport,
     EvidenceItem,
     RankedHypothesis,
+    RepairHints,
     Suspect,
 )
+from services.diagnoser.asset_ownership import asset_ownership
+from services.diagnoser.cause_datasets import DATASET_URN_PREFIX, cause_datasets, datasets_most_upstream_first
 from services.diagnoser.diagnosis import IncidentDiagnosis
 from services.diagnoser.markdown_report import render_markdown
 from services.diagnoser.thresholds import DiagnosisThresholds
 
-DATASET_URN_PREFIX = "urn:li:dataset:"
 
-
-def context_summary(context: ContextSnapshot) -> ContextSummary:
+def context_summary(context: ContextSnapshot, hints: RepairHints | None = None) -> ContextSummary:
+    """What people-facing phases need: owners (flat, and per asset with their records), deployments, the upstream
+    datasets, and the datasets a cause in the data lies in (from the faulty columns ``hints`` name)."""
     upstream = upstream_dataset_urns(context)
     return ContextSummary(
         model_owners=sorted({o.owner_urn for o in context.owners if o.entity_urn == context.model_urn}),
@@ -33,6 +36,9 @@ def context_summary(context: ContextSnapshot) -> ContextSummary:
         ),
         upstream_owners=sorted({o.owner_urn for o in context.owners if o.entity_urn in upstream}),
         provider=context.provider,
+        model_ownership=asset_ownership(context, context.model_urn),
+        dataset_ownership=[asset_ownership(context, urn) for urn in datasets_most_upstream_first(context)],
+        cause_datasets=cause_datasets(context, hints or RepairHints()),
     )
 
 
@@ -79,7 +85,7 @@ def incident_diagnosis_report(outcome: IncidentDiagnosis, collected: ContextColl
         cause_location=outcome.cause_location if outcome.cause_location in ("code", "data") else None,
         context_digest=collected.context_digest,
         markdown=render_markdown(outcome),
-        context_summary=context_summary(collected.context),
+        context_summary=context_summary(collected.context, outcome.repair_hints),
         runs=list(outcome.runs),
         evaluations=outcome.evaluations,
         metric_source=outcome.metric_source,

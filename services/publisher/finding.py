@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from contracts.common import owner_urns
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
@@ -33,6 +34,11 @@ class Finding:
     pull_request: int | None
     payload: Publishable
     owners: list[str] = field(default_factory=list)
+    """Who the incident is assigned to: for a withheld repair the owners it names (a cause in the data: its
+    datasets' owners first), otherwise the model's."""
+    model_owners: list[str] = field(default_factory=list)
+    dataset_owners: dict[str, list[str]] = field(default_factory=dict)
+    """Each upstream dataset's own owners, as DataHub records them."""
     head_sha: str | None = None
     in_service: bool = False
     upstream_assets: list[str] = field(default_factory=list)
@@ -59,6 +65,13 @@ def _upstream_finding(incident_id: str, payload: UpstreamRiskDetected) -> Findin
     )
 
 
+def _assignees(payload: RepairValidated | ValidationFailed | RepairWithheld) -> list[str]:
+    model_owners = sorted(set(payload.diagnosis.context_summary.model_owners))
+    if isinstance(payload, RepairWithheld):
+        return owner_urns(payload.owners) if payload.owners else (list(payload.owners_to_notify) or model_owners)
+    return model_owners
+
+
 def finding_of(incident_id: str, payload: Publishable) -> Finding:
     if isinstance(payload, UpstreamRiskDetected):
         return _upstream_finding(incident_id, payload)
@@ -77,7 +90,9 @@ def finding_of(incident_id: str, payload: Publishable) -> Finding:
         repository=payload.workspace.repository,
         pull_request=payload.workspace.pull_request,
         payload=payload,
-        owners=sorted(set(summary.model_owners)),
+        owners=_assignees(payload),
+        model_owners=sorted(set(summary.model_owners)),
+        dataset_owners={entry.asset: owner_urns([entry]) for entry in summary.dataset_ownership},
         head_sha=payload.workspace.candidate_commit,
         in_service=any(d.status == IN_SERVICE for d in summary.deployments),
         upstream_assets=sorted(set(summary.upstream_datasets)) if top == SOURCE_DATA_QUALITY else [],

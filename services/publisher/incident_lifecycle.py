@@ -7,7 +7,7 @@ Rules (people own the lifecycle once they touch it):
 - otherwise the stage follows the finding (triage, investigation, work in progress once a validated patch
   is proposed);
 - priority only ever rises automatically (a person may have raised it);
-- assignees: the model's owners are added, nobody is removed;
+- assignees: the owners the finding names are added, nobody is removed;
 - creation stamp and, when the content did not change, the links footer stay as they were.
 The result is `noop` when the reconciled aspect equals the current one, so a repeat writes nothing.
 """

@@ -12,6 +12,7 @@ from contracts.events.validation import RepairValidated, ValidationFailed
 from services.publisher.finding import Finding
 from services.publisher.github_documents import CommentDocument
 from services.publisher.publication_links import PublicationLinks, with_footer
+from services.publisher.render_owners import owner_lines
 
 HEADLINES = {
     "repair_validated": "A validated repair is proposed for review",
@@ -83,6 +84,7 @@ def render_content(finding: Finding) -> str:
     if isinstance(payload, RepairWithheld):
         lines += [f"Withheld: {payload.reason}", ""]
         lines += [f"- {v}" for v in payload.violations]
+        lines += ([""] if payload.violations else []) + owner_lines(payload)
     if isinstance(payload, RepairValidated | ValidationFailed):
         report = payload.validation
         lines += [

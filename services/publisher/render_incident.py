@@ -127,7 +127,7 @@ def render_incidents(finding: Finding, content: str, links: PublicationLinks, at
             ),
         )
     ]
-    # The dataset's own owners are not in the event; the model's owners are the ones who asked for the fix.
+    # The dataset's own owners (from the diagnosis's context summary), then the model's, who asked for the fix.
     drafts += [
         IncidentDraft(
             incident_urn(finding, dataset),
@@ -136,7 +136,7 @@ def render_incidents(finding: Finding, content: str, links: PublicationLinks, at
                 custom_type=UPSTREAM_DATA_QUALITY,
                 title=f"Source data quality of {dataset} is the leading cause: {finding.title}",
                 entities=[dataset],
-                owners=finding.owners,
+                owners=[*finding.dataset_owners.get(dataset, []), *finding.model_owners],
                 priority=priority,
                 description=description,
                 at_ms=at_ms,

@@ -10,17 +10,23 @@ from contracts.common import ArtifactRef
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from contracts.events.repair import PatchSummary, RepairProposed, RepairWithheld
 from services.repairer.handler import RepairProposal, RepairWithholding
+from services.repairer.outcome_owners import abstention_candidates, owners_to_tell, urns_to_notify
 
 StorePatch = Callable[[bytes], ArtifactRef]
 
 
 def withheld_after_abstention(abstained: DiagnosisAbstained) -> RepairWithheld:
+    """No repair without a named cause; the owners told are those of the candidates' side (``outcome_owners``)."""
+    summary = abstained.report.context_summary
+    owners = owners_to_tell(summary, abstention_candidates(abstained.report))
     return RepairWithheld(
         **abstained.carried(),
         diagnosis=abstained.report,
         hypothesis=None,
         reason=f"the diagnosis abstained: {abstained.reason}",
         reason_code="diagnosis_abstained",
+        owners_to_notify=urns_to_notify(summary, owners),
+        owners=owners,
     )
 
 
@@ -35,7 +41,8 @@ def repair_event(
             reason=f"{outcome.reason_code}: {outcome.reason}",
             violations=[f"{v.rule}: {v.detail}" for v in outcome.violations],
             reason_code=outcome.reason_code,
-            owners_to_notify=list(outcome.owners),
+            owners_to_notify=list(outcome.owner_urns),
+            owners=list(outcome.owners),
         )
     artifact = store_patch(outcome.unified_diff.encode())
     if artifact.sha256 != outcome.patch_sha256:

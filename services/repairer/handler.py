@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.common import AssetOwners
 from libs.patch_guard.policy import GuardPolicyError
 from libs.patch_guard.workspace_config import WorkspaceConfigError
 from services.repairer.catalogue import (
@@ -68,8 +69,11 @@ class RepairWithholding(BaseModel):
     reason_code: WithholdingReason
     reason: str
     hypothesis: str | None
-    owners: tuple[str, ...] = ()
-    """Who to notify when the cause is in the data: the model's owners, then the upstream datasets' owners."""
+    owners: tuple[AssetOwners, ...] = ()
+    """Who to tell, per affected asset: for a cause in the data the datasets it lies in, then the model; otherwise
+    the model (``outcome_owners``)."""
+    owner_urns: tuple[str, ...] = ()
+    """The owners' urns, each once, in that order."""
     refusals: tuple[StrategyRefusal, ...] = ()
     violations: tuple[GuardViolation, ...] = ()
 
@@ -189,17 +193,19 @@ def _generated_code(target: RepairTarget) -> RepairWithholding:
         "fix the generator or its input and regenerate",
         hypothesis=target.hypothesis,
         owners=target.owners,
+        owner_urns=target.owner_urns,
     )
 
 
 def _cause_in_data(target: RepairTarget, why: str, refusals: tuple[StrategyRefusal, ...] = ()) -> RepairWithholding:
-    owners = ", ".join(target.owners) or "no owner is recorded"
+    notify = f"notify {', '.join(target.owner_urns)}" if target.owner_urns else "DataHub records no owner to notify"
     return RepairWithholding(
         decision="no_code_repair",
         reason_code="cause_in_data",
-        reason=f"the cause ({target.hypothesis}) is in the data, not the code: {why}; notify {owners}",
+        reason=f"the cause ({target.hypothesis}) is in the data, not the code: {why}; {notify}",
         hypothesis=target.hypothesis,
         owners=target.owners,
+        owner_urns=target.owner_urns,
         refusals=refusals,
     )
 
@@ -213,7 +219,13 @@ def _withhold(
     violations: tuple[GuardViolation, ...] = (),
 ) -> RepairWithholding:
     return RepairWithholding(
-        reason_code=code, reason=reason, hypothesis=target.hypothesis, refusals=refusals, violations=violations
+        reason_code=code,
+        reason=reason,
+        hypothesis=target.hypothesis,
+        owners=target.owners,
+        owner_urns=target.owner_urns,
+        refusals=refusals,
+        violations=violations,
     )
 
 

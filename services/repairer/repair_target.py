@@ -15,7 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from contracts.events.diagnosis import RepairHints, Suspect
+from contracts.common import AssetOwners
+from contracts.events.diagnosis import ContextSummary, RepairHints, Suspect
+from services.repairer.outcome_owners import owners_to_tell, urns_to_notify
 
 SOURCE_TYPES = "data.source_types"
 """The diagnosis's evidence of numeric columns arriving as text: ``values.retyped.<column>.examples``."""
@@ -30,8 +32,10 @@ class RepairTarget(BaseModel):
     confidence: float | None
     suspect: Suspect | None = None
     hints: RepairHints = RepairHints()
-    owners: tuple[str, ...] = ()
-    """The model's owners, then the upstream datasets' owners when the diagnosis carries them."""
+    owners: tuple[AssetOwners, ...] = ()
+    """Who to tell, per affected asset (``outcome_owners``): for a cause in the data its datasets, then the model."""
+    owner_urns: tuple[str, ...] = ()
+    """The owners' urns, each once, in that order."""
     number_examples: dict[str, tuple[str, ...]] = {}
     """Per numeric column arriving as text, formatted values the diagnosis saw in it."""
 
@@ -53,12 +57,15 @@ def read_repair_target(outcome: Mapping[str, Any] | BaseModel) -> RepairTarget |
     report = data.get("report") or {}
     suspected = data.get("suspected") or report.get("suspect") or {}
     confidence = data.get("confidence")
+    summary = ContextSummary.model_validate(data.get("context_summary") or report.get("context_summary") or {})
+    owners = owners_to_tell(summary, [str(hypothesis)])
     return RepairTarget(
         hypothesis=str(hypothesis),
         confidence=float(confidence) if confidence is not None else None,
         suspect=_suspect(suspected),
         hints=RepairHints.model_validate(data.get("repair_hints") or report.get("repair_hints") or {}),
-        owners=_owners(data.get("context_summary") or report.get("context_summary") or {}),
+        owners=tuple(owners),
+        owner_urns=tuple(urns_to_notify(summary, owners)),
         number_examples=_number_examples(data.get("evidence") or report.get("evidence") or []),
     )
 
@@ -68,11 +75,6 @@ def _suspect(suspected: Mapping[str, Any]) -> Suspect | None:
     if not file or not function:
         return None
     return Suspect(file=str(file), function=str(function), divisor=suspected.get("divisor"))
-
-
-def _owners(summary: Mapping[str, Any]) -> tuple[str, ...]:
-    named = [*(summary.get("model_owners") or []), *(summary.get("upstream_owners") or [])]
-    return tuple(dict.fromkeys(str(owner) for owner in named))
 
 
 def _number_examples(evidence: Any) -> dict[str, tuple[str, ...]]:

@@ -105,12 +105,8 @@ def test_a_report_over_http_is_gated_logged_traced_and_answered(ingesting: tuple
     assert joined == {"modelguard-detector", "modelguard-ledger"}
 
 
-def test_the_ci_script_reports_a_real_repository_and_waits_for_the_detectors_verdict(
-    ingesting: tuple[RunningStack, str], tmp_path: Path
-) -> None:
-    stack, url = ingesting
-    model, metric = _a_model_and_metric_the_policies_cover(stack)
-    repo = tmp_path / "model"
+def _two_commit_repository(root: Path) -> Path:
+    repo = root / "model"
     repo.mkdir()
     identity = ["-c", "user.name=ci", "-c", "user.email=ci@example.com"]
     for step in (
@@ -119,19 +115,59 @@ def test_the_ci_script_reports_a_real_repository_and_waits_for_the_detectors_ver
         ["commit", "-q", "--allow-empty", "-m", "candidate"],
     ):
         subprocess.run(["git", *identity, *step], cwd=repo, check=True, capture_output=True)
-    (tmp_path / "base.json").write_text(json.dumps({metric: 0.70}))
-    (tmp_path / "candidate.json").write_text(json.dumps({metric: 0.70}))
-    (tmp_path / "eval.csv").write_text("x\n1\n")
+    for window in ("approval", "incident"):
+        for name in ("train", "eval"):
+            (root / f"{window}-{name}.csv").write_text("x,churned\n1,0\n")
+    return repo
+
+
+def _ci_script(url: str, model: str, repo: Path, run_id: str, *extra: str) -> subprocess.CompletedProcess[str]:
     script = REPO_ROOT / "deploy" / "github-action" / "modelguard_ci.py"
     argv = [sys.executable, str(script), "--url", url, "--model-urn", model, "--repository", "acme/model"]
-    argv += ["--repository-path", str(repo), "--base", "HEAD~1", "--candidate", "HEAD", "--run-id", "script-1"]
-    argv += ["--baseline-metrics", str(tmp_path / "base.json"), "--candidate-metrics", str(tmp_path / "candidate.json")]
-    argv += ["--data", str(tmp_path / "eval.csv"), "--evaluation-command", "python evaluate.py"]
-    argv += ["--wait", "--poll", "0.25", "--timeout", "60"]
+    argv += ["--repository-path", str(repo), "--base", "HEAD~1", "--candidate", "HEAD", "--run-id", run_id]
+    for window in ("approval", "incident"):
+        for name in ("train", "eval"):
+            argv += [f"--{window}-{name}", str(repo.parent / f"{window}-{name}.csv")]
+    argv += ["--evaluation-command", '["python", "evaluate.py"]', "--wait", "--poll", "0.25", "--timeout", "120"]
+    env = {"PATH": os.environ["PATH"], "MODELGUARD_TOKEN": TOKEN}
+    return subprocess.run([*argv, *extra], env=env, capture_output=True, text=True, timeout=180)
 
-    done = subprocess.run(
-        argv, env={"PATH": os.environ["PATH"], "MODELGUARD_TOKEN": TOKEN}, capture_output=True, text=True, timeout=120
-    )
+
+def test_the_ci_script_reports_a_real_repository_and_waits_for_the_detectors_verdict(
+    ingesting: tuple[RunningStack, str], tmp_path: Path
+) -> None:
+    stack, url = ingesting
+    model, metric = _a_model_and_metric_the_policies_cover(stack)
+    repo = _two_commit_repository(tmp_path)
+    (tmp_path / "base.json").write_text(json.dumps({metric: 0.70}))
+    (tmp_path / "candidate.json").write_text(json.dumps({metric: 0.70}))
+    metrics = [
+        "--baseline-metrics",
+        str(tmp_path / "base.json"),
+        "--candidate-metrics",
+        str(tmp_path / "candidate.json"),
+    ]
+
+    done = _ci_script(url, model, repo, "script-1", *metrics)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert ": passed (" in done.stdout and TOKEN not in done.stdout + done.stderr
+    assert ": passed, outcome gate_passed, CI pass (" in done.stdout and TOKEN not in done.stdout + done.stderr
+
+
+def test_a_run_the_detector_dead_letters_is_reported_at_once_with_the_reason(
+    ingesting: tuple[RunningStack, str], tmp_path: Path
+) -> None:
+    """A self-reported workspace's report without its metrics: the detector refuses it onto the dead-letter
+    topic, its own consumer records that, and the verdict says so long before the script's timeout."""
+    stack, url = ingesting
+    model, metric = _a_model_and_metric_the_policies_cover(stack)
+    repo = _two_commit_repository(tmp_path)
+    started = time.monotonic()
+
+    done = _ci_script(url, model, repo, "script-dead")
+
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert time.monotonic() - started < 60, "reported at once, not after the 120 s timeout"
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("modelguard: dead-lettered: detector dead-lettered modelguard.evaluation-reported.v1/")
+    assert last.endswith(f"bad-evaluation: metric '{metric}' is missing from the baseline or the candidate"), last

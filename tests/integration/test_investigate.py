@@ -16,7 +16,7 @@ from libs.signing.keys import KeyRegistry
 from modelguard.audit_rerun import rerun_incident, rerun_settings, service_definitions
 from modelguard.cli import main
 from modelguard.investigate import install_bundle_inputs, investigate
-from modelguard.stack import SCENARIOS
+from modelguard.stack import REPO_ROOT, SCENARIOS
 from tests.support.tiny_bundle import make_tiny_bundle
 
 CHURN = SCENARIOS / "churn-monthly-spend"
@@ -88,3 +88,27 @@ def test_reported_metrics_drive_the_gate_and_the_diagnosis_checks_them_by_runnin
     assert summary["outcome"] == "abstained"
     assert (summary["metric"]["baseline"], summary["metric"]["candidate"]) == (0.95, 0.70)
     assert "within the gate's tolerance" in summary["diagnosis"]["abstention_reason"]
+
+
+def test_investigate_ci_exits_by_the_central_policys_ci_outcomes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--ci: 0 when the central policy passes the outcome, else the outcome's own code; without it, the code."""
+    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="harmless", contract="evaluate")
+    spec = yaml.safe_load((bundle / "bundle.yaml").read_text())
+    spec["metrics"] = {"baseline": {"accuracy": 0.95}, "candidate": {"accuracy": 0.70}}
+    (bundle / "bundle.yaml").write_text(yaml.safe_dump(spec))
+    central = yaml.safe_load((REPO_ROOT / "policy" / "central.yaml").read_text())
+    central["ci"]["outcomes"]["abstained"] = "pass"
+    lenient = tmp_path / "central.yaml"
+    lenient.write_text(yaml.safe_dump(central))
+
+    by_default = main(["investigate", str(bundle), "--out", str(tmp_path / "a"), "--ci"])
+    monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(lenient))
+    passed = main(["investigate", str(bundle), "--out", str(tmp_path / "b"), "--ci"])
+    without_ci = main(["investigate", str(bundle), "--out", str(tmp_path / "c")])
+
+    assert (by_default, passed, without_ci) == (14, 0, 14)
+    said = capsys.readouterr().out
+    assert "CI fail (abstained, by the central policy's ci.outcomes)" in said
+    assert "CI pass (abstained, by the central policy's ci.outcomes)" in said

@@ -21,6 +21,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from contracts.common import AssetOwners
 from contracts.events.publication import Published
 from libs.artifacts.store import LocalArtifactStore
 from libs.events.codec import SignedEvent
@@ -39,10 +40,13 @@ from tests.support.fake_datahub_gms import FakeDataHubGms
 from tests.support.fake_github import FakeApp, FakeGitHub
 from tests.support.sample_events import Keys
 from tests.unit.publisher.publisher_inputs import (
+    DATA_TEAM,
     INCIDENT,
+    MODEL,
     OWNERS,
     make_keys,
     signed,
+    upstream_ownership,
     validated_payload,
     withheld_payload,
 )
@@ -251,6 +255,31 @@ def test_without_permission_to_apply_nothing_remote_is_written(loopback: Loopbac
     assert next(planned.glob("github/*/review-*.json")) and next(planned.glob("github/*/check-run-*.json"))
     (incident_file,) = (planned / "datahub").glob("*.json")
     assert json.loads(incident_file.read_text())[0]["aspectName"] == "incidentInfo"
+
+
+def test_a_withheld_data_cause_names_its_owners_in_a_dry_run_and_when_applied(loopback: Loopback) -> None:
+    payload = withheld_payload(
+        "cause_in_data: covariate_drift has no code repair",
+        hypothesis="covariate_drift",
+        reason_code="cause_in_data",
+        owners=[upstream_ownership(), AssetOwners(asset=MODEL)],
+    )
+    told = f"`{DATA_TEAM}` (DATAOWNER)"
+    unowned = f"no owner recorded in DataHub for `{MODEL}` (model)"
+    settings = loopback.settings(apply=())
+    loopback.publish(signed(loopback.keys, payload), loopback.channels(settings))
+    planned = settings.publish_dir / "dry-run"
+    body = json.loads(next(planned.glob("github/*/comment-*.json")).read_text())["json"]["body"]
+    assert told in body and unowned in body
+    (incident_file,) = (planned / "datahub").glob("*.json")
+    info = json.loads(incident_file.read_text())[0]["aspect"]["json"]
+    assert [a["actor"] for a in info["assignees"]] == [DATA_TEAM] and told in info["description"]
+
+    loopback.publish(signed(loopback.keys, payload, seconds=60))
+    (comment,) = loopback.github.comments_with(REPO, PR, MARKER)
+    assert told in comment["body"] and unowned in comment["body"]
+    incident = loopback.incident()
+    assert incident is not None and [a["actor"] for a in incident["assignees"]] == [DATA_TEAM]
 
 
 def test_tokens_never_appear_in_logs_events_exceptions_or_artifacts(

@@ -56,3 +56,14 @@ def test_a_validated_repair_larger_than_ten_lines_or_half_again_the_reviewers_fi
         replace(base, bundle="failed", outcome="validation_failed", repair_lines=40, reference_fix_lines=2),
     ]
     assert score(results)["oversized_repairs"] == ["twice-the-reviewer", "eleven"]
+
+
+def test_an_outcome_that_should_tell_someone_and_names_no_owner_is_listed() -> None:
+    base = _result("x", ("no_code_repair", "covariate_drift"), ("no_code_repair", "covariate_drift"), [])
+    results = [
+        replace(base, bundle="told", owners=2),
+        replace(base, bundle="silent"),
+        replace(base, bundle="abstained-silent", outcome="abstained"),
+        replace(base, bundle="passed", outcome="gate_passed"),
+    ]
+    assert score(results)["naming_no_owner"] == ["silent", "abstained-silent"]

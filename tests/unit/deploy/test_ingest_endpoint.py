@@ -138,5 +138,7 @@ def test_a_good_evaluation_is_202_with_its_incident_and_a_verified_report_publis
         "outcome": None,
         "gate": None,
         "events": None,
+        "ci": None,
+        "reason": None,
     }
     assert endpoint.call("GET", "/incidents/not-an-incident/runs/ci-42-1").status_code == 422

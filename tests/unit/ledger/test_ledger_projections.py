@@ -20,6 +20,10 @@ from libs.ledger.samples import (
     repaired_incident,
     sample_incident_id,
 )
+from tests.support.sample_owners import owned
+
+MODEL = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_model,PROD)"
+UNOWNED = "urn:li:dataset:(urn:li:dataPlatform:snowflake,crm.customers,PROD)"
 
 
 def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys) -> None:
@@ -41,6 +45,7 @@ def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys
         "hypothesis": "feature_transformation",
         "confidence": 0.82,
         "reason": None,
+        "owners": {},
         "publications": {"github": "created", "datahub": "created"},
         "event_count": 6,
     }
@@ -55,6 +60,8 @@ def _withheld(keys: SampleKeys) -> list[SignedEvent]:
         hypothesis=diagnosed.hypothesis,
         reason="the patch would touch a protected file",
         violations=["protected_path"],
+        owners_to_notify=["urn:li:corpuser:alice"],
+        owners=[owned(MODEL, ("urn:li:corpuser:alice", "TECHNICAL_OWNER")), owned(UNOWNED)],
     )
     return [*events, _next(keys, "repairer", payload, events[-1])]
 
@@ -81,7 +88,16 @@ CASES: list[tuple[str, Callable[[SampleKeys], list[SignedEvent]], dict[str, Any]
         lambda k: abstained_incident(k, "abstained"),
         {"status": "abstained", "phase": "diagnose", "reason": "two causes are close", "hypothesis": None},
     ),
-    ("withheld", _withheld, {"status": "withheld", "phase": "repair", "hypothesis": "feature_transformation"}),
+    (
+        "withheld",
+        _withheld,
+        {
+            "status": "withheld",
+            "phase": "repair",
+            "hypothesis": "feature_transformation",
+            "owners": {MODEL: ["urn:li:corpuser:alice"], UNOWNED: []},
+        },
+    ),
     (
         "validation_failed",
         _validation_failed_then_published,

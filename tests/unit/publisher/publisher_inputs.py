@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
 
-from contracts.common import PolicyRef
+from contracts.common import AssetOwners, PolicyRef, owner_urns
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from contracts.events.diagnosis import ContextSummary, DeploymentRef, DiagnosisReport, EvidenceItem, RankedHypothesis
 from contracts.events.repair import PatchSummary, RepairWithheld
@@ -16,11 +16,13 @@ from contracts.events.validation import RepairValidated, ValidationCheck, Valida
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from tests.support.sample_events import Keys, artifact, gate, workspace
+from tests.support.sample_owners import owned
 
 INCIDENT = "inc-0123456789abcdef"
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 MODEL = workspace().model_urn
 OWNERS = ["urn:li:corpuser:alice", "urn:li:corpGroup:ml-platform"]
+DATA_TEAM = "urn:li:corpGroup:crm-data"
 DEPLOYMENT = "urn:li:mlModelDeployment:(urn:li:dataPlatform:sagemaker,churn-endpoint,PROD)"
 UPSTREAM = "urn:li:dataset:(urn:li:dataPlatform:snowflake,analytics.public.customers,PROD)"
 PRODUCERS = ("validator", "repairer", "context", "publisher")
@@ -51,12 +53,24 @@ def features_diff(after: str = FEATURES_AFTER) -> str:
     return "".join(lines)
 
 
+def model_ownership() -> AssetOwners:
+    return owned(MODEL, *((who, "TECHNICAL_OWNER") for who in OWNERS))
+
+
+def upstream_ownership() -> AssetOwners:
+    return owned(UPSTREAM, (DATA_TEAM, "DATAOWNER"))
+
+
 def summary(in_service: bool = True, upstream: bool = False) -> ContextSummary:
     return ContextSummary(
         model_owners=OWNERS,
         deployments=[DeploymentRef(urn=DEPLOYMENT, status="IN_SERVICE" if in_service else "OUT_OF_SERVICE")],
         upstream_datasets=[UPSTREAM] if upstream else [],
+        upstream_owners=[DATA_TEAM] if upstream else [],
         provider="file",
+        model_ownership=model_ownership(),
+        dataset_ownership=[upstream_ownership()] if upstream else [],
+        cause_datasets=[UPSTREAM] if upstream else [],
     )
 
 
@@ -118,8 +132,25 @@ def validation(metric: float = 0.79) -> ValidationReport:
     )
 
 
-def withheld_payload(reason: str = "diagnosis abstained", run_id: str = "run-1") -> RepairWithheld:
-    return RepairWithheld(**_common(run_id), hypothesis=None, reason=reason)  # type: ignore[arg-type]
+def withheld_payload(
+    reason: str = "diagnosis abstained",
+    run_id: str = "run-1",
+    *,
+    hypothesis: str | None = None,
+    reason_code: str | None = None,
+    owners: list[AssetOwners] | None = None,
+) -> RepairWithheld:
+    """Withheld after an abstention by default; with ``hypothesis``, withheld for that cause. ``owners`` as the
+    repairer names them (default: the model's)."""
+    told = [model_ownership()] if owners is None else owners
+    return RepairWithheld(
+        **_common(run_id, hypothesis or "feature_transformation"),  # type: ignore[arg-type]
+        hypothesis=hypothesis,
+        reason=reason,
+        reason_code=reason_code,
+        owners_to_notify=owner_urns(told),
+        owners=told,
+    )
 
 
 def validated_payload(

@@ -120,7 +120,8 @@ def test_a_data_cause_without_a_code_repair_names_the_owners_to_notify(tmp_path:
     result = propose_repair(completed("covariate_drift", {}), workspace(tmp_path), POLICY, SPEC)
     assert isinstance(result, RepairWithholding)
     assert (result.decision, result.reason_code) == ("no_code_repair", "cause_in_data")
-    assert result.owners == ("urn:li:corpuser:ana", "urn:li:corpuser:data-eng")
+    # a summary from before contracts 1.1: no owner records, the flat lists as they were (model, then upstream)
+    assert result.owners == () and result.owner_urns == ("urn:li:corpuser:ana", "urn:li:corpuser:data-eng")
     assert "notify urn:li:corpuser:ana, urn:li:corpuser:data-eng" in result.reason
 
 

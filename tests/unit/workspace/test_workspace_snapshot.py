@@ -126,3 +126,9 @@ def test_tree_digests_skip_caches_and_notice_changes(tmp_path: Path) -> None:
     assert list(before) == ["pkg/mod.py"]
     (tmp_path / "pkg" / "mod.py").write_text("x = 2\n")
     assert tree_digests(tmp_path) != before
+
+
+@pytest.mark.parametrize("data", [b"row_id,label\n1,0\n", b"\x1f\x8b\x08\x00 gzip, not a plain tar", b""])
+def test_bytes_that_are_not_a_tar_archive_are_an_unsafe_snapshot_with_the_reason(data: bytes, tmp_path: Path) -> None:
+    with pytest.raises(UnsafeSnapshot, match="not an uncompressed tar archive"):
+        extract_snapshot(data, tmp_path / "out")

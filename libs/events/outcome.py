@@ -1,0 +1,40 @@
+"""The outcome of one CI run of an incident, read off its signed events (docs/scenarios.md, "Outcomes").
+
+Shared by `modelguard investigate` (its exit code) and the detector's verdict (the CI result), so both name
+an incident's end the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from libs.events.codec import SignedEvent
+
+OUTCOMES = ("gate_passed", "repair_validated", "repair_withheld", "validation_failed", "no_code_repair", "abstained")
+CAUSE_IN_DATA = "cause_in_data"
+
+
+class IncompleteInvestigation(RuntimeError):
+    """The events end before any phase reached a final outcome."""
+
+
+def _last(events: Sequence[SignedEvent], event_type: str) -> Any:
+    matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
+    return matching[-1] if matching else None
+
+
+def outcome_of(events: Sequence[SignedEvent]) -> str:
+    if _last(events, "EvaluationPassed") is not None:
+        return "gate_passed"
+    if _last(events, "DiagnosisAbstained") is not None:
+        return "abstained"
+    if _last(events, "RepairValidated") is not None:
+        return "repair_validated"
+    if _last(events, "ValidationFailed") is not None:
+        return "validation_failed"
+    withheld = _last(events, "RepairWithheld")
+    if withheld is not None:
+        return "no_code_repair" if withheld.reason_code == CAUSE_IN_DATA else "repair_withheld"
+    types = ", ".join(e.event.meta.event_type for e in events) or "none"
+    raise IncompleteInvestigation(f"no final outcome among the events ({types})")
