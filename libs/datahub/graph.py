@@ -10,7 +10,8 @@ Lineage direction (``upstream_of`` / ``downstream_of``) follows the annotations'
 the edge direction: ``upstreamLineage`` on D gives D -DownstreamOf-> U and U is upstream of D;
 ``dataJobInputOutput`` on J gives J -Consumes-> input (upstream of J) and J -Produces-> output
 (``isUpstream: false``, so the output is downstream of J); ``mlModelProperties.groups`` (MemberOf) is
-also ``isUpstream: false``. Non-lineage relationships (DeployedTo, Contains, OwnedBy, ...) are never
+also ``isUpstream: false``. A model's ``mlModelTrainingData`` datasets are upstream of it too
+(:mod:`libs.datahub.training_data_edges`). Non-lineage relationships (DeployedTo, Contains, OwnedBy, ...) are never
 lineage hops.
 """
 
@@ -26,6 +27,7 @@ from datahub.utilities.urns.urn import guess_entity_type
 from libs.datahub.fine_grained import FieldEdge, field_edges_from_aspect
 from libs.datahub.mcp_file import AspectRecord
 from libs.datahub.relationships import Edge, edges_from_aspect
+from libs.datahub.training_data_edges import training_data_edges
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class MetadataGraph:
         self._out: dict[str, list[Edge]] = defaultdict(list)
         self._in: dict[str, list[Edge]] = defaultdict(list)
         for record in self._latest.values():
-            for edge in edges_from_aspect(record.urn, record.aspect_name, record.aspect):
+            declared = edges_from_aspect(record.urn, record.aspect_name, record.aspect)
+            for edge in (*declared, *training_data_edges(record.urn, record.aspect_name, record.aspect)):
                 self._edges.append(edge)
                 self._out[edge.source].append(edge)
                 self._in[edge.destination].append(edge)

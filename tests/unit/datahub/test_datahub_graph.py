@@ -10,7 +10,10 @@ from datahub.metadata.schema_classes import (
     AssertionResultClass,
     AssertionRunEventClass,
     AssertionRunStatusClass,
+    BaseDataClass,
     DatasetPropertiesClass,
+    EvaluationDataClass,
+    TrainingDataClass,
     UpstreamClass,
     UpstreamLineageClass,
 )
@@ -148,3 +151,34 @@ def test_features_derive_from_datasets_and_tables_contain_features(tmp_path: Pat
     assert _urns(graph.downstream_of(Churn.MODEL)) == {Churn.GROUP}
     assert graph.entity_type(Churn.FEATURE_TABLE) == "mlFeatureTable"
     assert not graph.has_metadata("urn:li:corpuser:nobody")
+
+
+def test_a_models_declared_training_datasets_are_upstream_of_it_and_its_evaluation_data_is_not(
+    tmp_path: Path,
+) -> None:
+    model = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,escalation-risk,PROD)"
+    path = tmp_path / "model.json"
+    write_metadata_file(
+        path,
+        [
+            MetadataChangeProposalWrapper(
+                entityUrn=model,
+                aspect=TrainingDataClass(trainingData=[BaseDataClass(dataset=T1), BaseDataClass(dataset=T1)]),
+            ),
+            MetadataChangeProposalWrapper(
+                entityUrn=model, aspect=EvaluationDataClass(evaluationData=[BaseDataClass(dataset=T2)])
+            ),
+            MetadataChangeProposalWrapper(
+                entityUrn=T1, aspect=UpstreamLineageClass(upstreams=[UpstreamClass(dataset=T3, type="TRANSFORMED")])
+            ),
+        ],
+    )
+    graph = _graph(path)
+    [hop] = graph.upstream_of(model)
+    assert (hop.urn, hop.edge.relationship, hop.edge.declared_in) == (
+        T1,
+        "TrainedOn",
+        "mlModelTrainingData.trainingData[].dataset",
+    )
+    assert _urns(graph.downstream_of(T1)) == {model}
+    assert _urns(graph.upstream_of(T1)) == {T3}

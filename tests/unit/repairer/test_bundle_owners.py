@@ -1,11 +1,9 @@
 """On the public bundles whose truth is a cause in the data, the owners a withheld outcome tells are the ones
 the bundle's own DataHub files record (read here straight from the JSON): the context service's collection from
 the bundle's ``datahub/`` folder, the diagnosis's context summary, the repairer's choice. No diagnosis runs: with
-no faulty column named, a data cause lies in the lineage's source datasets, which are the bundles' datasets.
-
-The hand-made bundles (fixtures/repos) hold no ``metadata.json``: their files record no owner of the model or of
-its dataset (one ownership change, of a dataset off any known lineage), so the model is told with no owner and the
-publication says that DataHub records none."""
+no faulty column named, a data cause lies in the lineage's source datasets (the training dataset itself in the
+generated suite, its upstream tables in most hand-made bundles, whose catalogues have gaps: some sources have no
+ownership aspect at all)."""
 
 from __future__ import annotations
 
@@ -69,14 +67,12 @@ def told_by(bundle: Path) -> dict[str, set[str]]:
 
 @pytest.mark.parametrize("bundle", data_cause_bundles(), ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_a_data_causes_owners_are_those_its_datahub_files_record(bundle: Path) -> None:
-    spec = yaml.safe_load((bundle / "bundle.yaml").read_text())
-    model, dataset = spec["model"]["urn"], spec["model"]["dataset_urn"]
+    model = yaml.safe_load((bundle / "bundle.yaml").read_text())["model"]["urn"]
     told = told_by(bundle)
     assert list(told)[-1] == model, "the model's owners come last"
-    assert told[model] == owners_in_files(bundle, model)
-    assert told.get(dataset, set()) == owners_in_files(bundle, dataset)
-    if (bundle / "datahub" / "metadata.json").is_file():
-        assert list(told) == [dataset, model] and told[dataset], "the source dataset's owners are named first"
+    for asset, owners in told.items():
+        assert owners == owners_in_files(bundle, asset), asset
+    assert any(told.values()), "someone is told"
 
 
 def test_the_generated_suite_names_a_team_that_owns_the_data() -> None:
