@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from libs.events.codec import SignedEvent
-from libs.events.outcome import IncompleteInvestigation, outcome_of
+from libs.events.outcome import IncompleteInvestigation, last_payload, outcome_of
 
 OUTCOME_EXIT_CODES = {
     "gate_passed": 0,
@@ -21,21 +21,16 @@ OUTCOME_EXIT_CODES = {
 }
 
 
-def _last(events: list[SignedEvent], event_type: str) -> Any:
-    matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
-    return matching[-1] if matching else None
-
-
 def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[str, Any]:
     outcome = outcome_of(events)
     last_state = next(e.event.payload for e in reversed(events) if hasattr(e.event.payload, "gate"))
     gate = last_state.gate
-    diagnosed = _last(events, "DiagnosisCompleted")
-    abstained = _last(events, "DiagnosisAbstained")
+    diagnosed = last_payload(events, "DiagnosisCompleted")
+    abstained = last_payload(events, "DiagnosisAbstained")
     report = (diagnosed or abstained).report if (diagnosed or abstained) else None
-    proposed = _last(events, "RepairProposed")
-    validated = _last(events, "RepairValidated") or _last(events, "ValidationFailed")
-    withheld = _last(events, "RepairWithheld")
+    proposed = last_payload(events, "RepairProposed")
+    validated = last_payload(events, "RepairValidated") or last_payload(events, "ValidationFailed")
+    withheld = last_payload(events, "RepairWithheld")
     return {
         "bundle": bundle_name,
         "incident_id": events[0].event.meta.incident_id,

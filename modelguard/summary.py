@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from libs.events.codec import SignedEvent
+from libs.events.outcome import last_payload
 
 PHASE_OF = {
     "detector": "detect",
@@ -20,13 +21,8 @@ def _of_run(events: list[SignedEvent], run_id: str) -> list[SignedEvent]:
     return [e for e in events if getattr(e.event.payload, "run_id", None) == run_id]
 
 
-def _last(events: list[SignedEvent], event_type: str) -> Any:
-    matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
-    return matching[-1] if matching else None
-
-
 def publication_statuses(events: list[SignedEvent], run_id: str) -> dict[str, str]:
-    published = _last(_of_run(events, run_id), "Published")
+    published = last_payload(_of_run(events, run_id), "Published")
     return {c.channel: c.status for c in published.channels} if published else {}
 
 
@@ -58,9 +54,9 @@ def build_summary(
     processes: dict[str, int],
 ) -> dict[str, Any]:
     first = _of_run(events, first_run)
-    validated = _last(first, "RepairValidated") or _last(first, "ValidationFailed")
-    diagnosis = _last(first, "DiagnosisCompleted")
-    gate = (validated or diagnosis or _last(first, "RegressionDetected")).gate
+    validated = last_payload(first, "RepairValidated") or last_payload(first, "ValidationFailed")
+    diagnosis = last_payload(first, "DiagnosisCompleted")
+    gate = (validated or diagnosis or last_payload(first, "RegressionDetected")).gate
     report = validated.validation if validated else None
     invalid = diagnosis.report.invalid_values if diagnosis else {}
     integrity = next((c for c in report.checks if c.name == "integrity"), None) if report else None

@@ -19,21 +19,22 @@ class IncompleteInvestigation(RuntimeError):
     """The events end before any phase reached a final outcome."""
 
 
-def _last(events: Sequence[SignedEvent], event_type: str) -> Any:
+def last_payload(events: Sequence[SignedEvent], event_type: str) -> Any:
+    """The payload of the last event of ``event_type``, or None."""
     matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
     return matching[-1] if matching else None
 
 
 def outcome_of(events: Sequence[SignedEvent]) -> str:
-    if _last(events, "EvaluationPassed") is not None:
+    if last_payload(events, "EvaluationPassed") is not None:
         return "gate_passed"
-    if _last(events, "DiagnosisAbstained") is not None:
+    if last_payload(events, "DiagnosisAbstained") is not None:
         return "abstained"
-    if _last(events, "RepairValidated") is not None:
+    if last_payload(events, "RepairValidated") is not None:
         return "repair_validated"
-    if _last(events, "ValidationFailed") is not None:
+    if last_payload(events, "ValidationFailed") is not None:
         return "validation_failed"
-    withheld = _last(events, "RepairWithheld")
+    withheld = last_payload(events, "RepairWithheld")
     if withheld is not None:
         return "no_code_repair" if withheld.reason_code == CAUSE_IN_DATA else "repair_withheld"
     types = ", ".join(e.event.meta.event_type for e in events) or "none"
