@@ -145,7 +145,7 @@ def bound_arguments(call: ast.Call, callee: FunctionNode, method: bool | None = 
 
 def _callee(module: ParsedModule, call: ast.Call, caller: FunctionNode | None) -> FunctionNode | None:
     """The module's own function a call resolves to: ``name(...)`` (top level) or ``self.name(...)`` in a
-    method of the same class."""
+    method of the same class (or one of its base classes in the module)."""
     function = call.func
     if isinstance(function, ast.Name):
         return module.function(function.id)
@@ -153,9 +153,28 @@ def _callee(module: ParsedModule, call: ast.Call, caller: FunctionNode | None) -
         klass = module.parents.get(caller)
         positional = [*caller.args.posonlyargs, *caller.args.args]
         if isinstance(klass, ast.ClassDef) and positional and positional[0].arg == function.value.id:
-            for statement in klass.body:
-                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement.name == function.attr:
-                    return statement
+            return _method(module, klass, function.attr)
+    return None
+
+
+def _method(module: ParsedModule, klass: ast.ClassDef, name: str) -> FunctionNode | None:
+    """The method ``name`` the class runs: its own, or one it inherits from a base class of the same module."""
+    seen: list[ast.ClassDef] = []
+    current: ast.ClassDef | None = klass
+    while current is not None and current not in seen:
+        seen.append(current)
+        for statement in current.body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement.name == name:
+                return statement
+        bases = [base.id for base in current.bases if isinstance(base, ast.Name)]
+        current = next(
+            (
+                statement
+                for statement in module.tree.body
+                if isinstance(statement, ast.ClassDef) and len(bases) == 1 and statement.name == bases[0]
+            ),
+            None,
+        )
     return None
 
 

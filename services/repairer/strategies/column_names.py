@@ -3,7 +3,10 @@
 A key is rarely only a literal (``frame["subject"]``). Real code holds the name in a module constant
 (``SUBJECT = "subject"``, also imported from a sibling module), a class attribute (``text_column = "subject"``),
 an attribute set in ``__init__`` from a constructor default (``def __init__(self, text_column="subject"):
-self.text_column = text_column``, the scikit-learn convention), a function default (``def f(frame,
+self.text_column = text_column``, the scikit-learn convention) or, without a default, from what every
+construction of the class in the package passes (``TargetRate("plan")``, ``FrequencyEncoder(["payment_method"])``
+for an inherited ``__init__``: ``constructor_arguments``), a loop variable running over a column list of exactly
+one name (``for c in self.columns``), a function default (``def f(frame,
 column="subject")``), a local constant, or a config value (a module-level dict literal, ``COLUMNS["text"]``,
 or a JSON/YAML/TOML file the module loads next to itself, ``SETTINGS["text_column"]``). ``ColumnNames``
 follows those (one step each, chained: a default that is a module constant resolves to its string) and says
@@ -27,6 +30,7 @@ import yaml
 
 from libs.python_source.column_reads import own_nodes
 from libs.python_source.definitions import FunctionNode
+from services.repairer.strategies.constructor_arguments import attribute_parameter, class_of, constructed_arguments
 from services.repairer.strategies.package_modules import PackageModules, ParsedModule
 
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
@@ -37,8 +41,8 @@ CONFIG_LOADERS = frozenset({"loads", "load", "safe_load"})
 class NameHolder:
     column: str
     kind: str
-    """``literal``, ``module_constant``, ``class_attribute``, ``constructor_default``, ``function_default``,
-    ``local_constant``, ``config_dict`` or ``config_file``."""
+    """``literal``, ``module_constant``, ``class_attribute``, ``constructor_default``, ``constructor_argument``,
+    ``function_default``, ``local_constant``, ``loop_single``, ``config_dict`` or ``config_file``."""
     path: str
     """The file the name is written in (a module, or a config file)."""
     node: ast.Constant | None = None
@@ -120,6 +124,8 @@ class ColumnNames:
                 if isinstance(statement, ast.Assign)
                 for target in statement.targets
             )
+            if not values:
+                return self._constructed_list(klass, node.attr, depth + 1)
             if len(values) != 1 or values[0] is None or assigned:
                 return None
             return self._module_scope_list(values[0], depth + 1)
@@ -179,6 +185,9 @@ class ColumnNames:
                 return _as(found, "function_default")
             if stores:
                 values = [value for value in stores if value is not None]
+                looped = self.loop_column(function, name) if not values else None
+                if looped is not None:
+                    return NameHolder(looped, "loop_single", self.module.path)
                 if len(stores) == 1 and len(values) == 1:
                     found = self._value(values[0], depth + 1, outer=True)
                     return _as(found, "local_constant")
@@ -242,21 +251,27 @@ class ColumnNames:
                         and target.value.id == receiver
                     ):
                         value = node.value if not isinstance(node, ast.AugAssign) else None
-                        found.append(self._init_value(method, value, depth))
-        if not found or any(holder is None for holder in found):
+                        found.append(self._init_value(klass, method, value, depth))
+        if not found:
+            return self._inherited_attribute(klass, attribute, depth)
+        if any(holder is None for holder in found):
             return None
         columns = {holder.column for holder in found if holder is not None}
         if len(columns) != 1:
             return None
         return found[0]
 
-    def _init_value(self, method: FunctionNode, value: ast.expr | None, depth: int) -> NameHolder | None:
+    def _init_value(
+        self, klass: ast.ClassDef, method: FunctionNode, value: ast.expr | None, depth: int
+    ) -> NameHolder | None:
         if value is None:
             return None
         if isinstance(value, ast.Name) and _is_parameter(method, value.id):
             default = _parameter_default(method, value.id)
-            if default is None or _stores(method, value.id):
+            if _stores(method, value.id):
                 return None
+            if default is None:
+                return self._constructed(klass, value.id, depth) if method.name == "__init__" else None
             kind = "constructor_default" if method.name == "__init__" else "function_default"
             return _as(self._value(default, depth + 1), kind)
         if isinstance(value, ast.Constant | ast.Subscript | ast.Call) or (
@@ -264,6 +279,53 @@ class ColumnNames:
         ):
             return _as(self._value(value, depth + 1), "class_attribute")
         return None
+
+    def _inherited_attribute(self, klass: ast.ClassDef, attribute: str, depth: int) -> NameHolder | None:
+        """An attribute the class's inherited ``__init__`` sets from a parameter, as the package builds it."""
+        if self.package is None:
+            return None
+        parameter = attribute_parameter(self.package, class_of(self.module, klass), attribute)
+        return self._constructed(klass, parameter, depth) if parameter is not None else None
+
+    def _constructed(self, klass: ast.ClassDef, parameter: str, depth: int) -> NameHolder | None:
+        """The one column name every construction of the class passes for ``parameter``."""
+        if self.package is None:
+            return None
+        arguments = constructed_arguments(self.package, class_of(self.module, klass), parameter)
+        if arguments is None:
+            return None
+        holders = [ColumnNames(site.module, self.package).holder(site.argument, depth + 1) for site in arguments]
+        if any(holder is None for holder in holders) or len({h.column for h in holders if h is not None}) != 1:
+            return None
+        return _as(holders[0], "constructor_argument")
+
+    def _constructed_list(self, klass: ast.ClassDef, attribute: str, depth: int) -> tuple[str, ...] | None:
+        """The one column list every construction of the class passes for the parameter ``attribute`` is set
+        from in the ``__init__`` the class runs (``FrequencyEncoder(["payment_method"])``)."""
+        if self.package is None:
+            return None
+        ref = class_of(self.module, klass)
+        parameter = attribute_parameter(self.package, ref, attribute)
+        arguments = constructed_arguments(self.package, ref, parameter) if parameter is not None else None
+        if arguments is None:
+            return None
+        lists = {ColumnNames(site.module, self.package).column_list(site.argument, depth + 1) for site in arguments}
+        if len(lists) != 1 or None in lists:
+            return None
+        return lists.pop()
+
+    def loop_column(self, function: FunctionNode, name: str) -> str | None:
+        """The column a loop variable holds when its loop runs over a column list of exactly one name
+        (``for c in self.columns`` with every construction passing ``["payment_method"]``)."""
+        loops = [
+            node
+            for node in own_nodes(function)
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == name
+        ]
+        if len(loops) != 1 or len(_stores(function, name)) != 1:
+            return None
+        columns = self.column_list(loops[0].iter)
+        return columns[0] if columns is not None and len(columns) == 1 else None
 
     # config values
 

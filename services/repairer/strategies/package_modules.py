@@ -53,6 +53,10 @@ class PackageModules:
             self._parsed[path] = parsed
         return self._parsed[path]
 
+    def python_files(self) -> list[str]:
+        """Every Python file of the candidate tree, permitted or not (code anywhere may build an object)."""
+        return sorted(self._files)
+
     def permitted_modules(self) -> list[ParsedModule]:
         return [module for path in self.context.permitted_files() if (module := self.module(path)) is not None]
 

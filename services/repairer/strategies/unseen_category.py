@@ -20,6 +20,10 @@ default category:
   literal): ``R`` becomes ``np.where(np.isin(R, CATS), R, "<default>")`` in a numpy module,
   ``R.where(R.isin(CATS), "<default>")`` in a pandas one, ``(R if R in CATS else "<default>")`` for a record's
   field.
+- ``R.map(self.learnt_)`` (``learnt_lookups``: a mapping the object learnt in ``fit``, its categories known only
+  when the code runs) -> ``R.where(R.isin(self.learnt_.keys()), "<default>").map(self.learnt_)``: a value it
+  never saw is looked up as the default. The column may reach ``R`` through a loop over a column list every
+  construction of the class passes (``for c in self.columns`` with ``FrequencyEncoder(["payment_method"])``).
 
 Refused without a declared default for the column, or when the default is not one of the known categories.
 """
@@ -47,6 +51,7 @@ from services.repairer.strategies.column_access import (
 from services.repairer.strategies.column_names import ColumnNames
 from services.repairer.strategies.column_transformers import ColumnTransformers
 from services.repairer.strategies.encoder_catalogues import Catalogue, encoder_catalogue
+from services.repairer.strategies.learnt_lookups import learnt_lookups
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
 from services.repairer.strategies.package_modules import PackageModules, ParsedModule
 from services.repairer.strategies.quote_example import quote_example
@@ -77,6 +82,7 @@ class _ModuleSites:
         self.quote = quote_example(module.tree, self.text, column)
         self.written = literal_like(default, self.quote)
         self.accesses = column_accesses(module, names, column)
+        self._learnt_spans: set[tuple[int, int]] = set()
 
     def replacements(self) -> list[Replacement]:
         handled: set[int] = set()
@@ -187,6 +193,7 @@ class _ModuleSites:
             return
         catalogue = self._compared_catalogue(node, parent) or self._categories_argument(node, parent)
         if catalogue is None:
+            yield from self._learnt(access)
             return
         values, name = catalogue
         wrapped = self._as_known(segment, name, is_record(access, parents))
@@ -194,6 +201,18 @@ class _ModuleSites:
             self._check(values, name)
             start, end = text.span(node)
             yield Replacement(start, end, wrapped)
+
+    def _learnt(self, access: ColumnAccess) -> Iterator[Replacement]:
+        """``R.map(self.learnt_)``: values outside what the object learnt become the default before the lookup."""
+        if self.pandas is None or is_record(access, self.module.parents):
+            return
+        for lookup in learnt_lookups(access.node, access.function, self.module.parents):
+            start, end = self.text.span(lookup.receiver)
+            if (start, end) in self._learnt_spans:
+                continue
+            self._learnt_spans.add((start, end))
+            values, mapping = self.text.segment(lookup.receiver), self.text.segment(lookup.mapping)
+            yield Replacement(start, end, f"{values}.where({values}.isin({mapping}.keys()), {self.written})")
 
     def _as_known(self, segment: str, catalogue: str, scalar: bool) -> str | None:
         if scalar:
