@@ -42,9 +42,13 @@ def _stack(args: argparse.Namespace) -> int:
         if not status:
             print("no stack")
             return 1
-        for name, alive in status.items():
-            print(f"{name:10} {'running' if alive else 'STOPPED'}")
-        return 0 if all(status.values()) else 1
+        for name, service in status.items():
+            line = f"{name:10} {'running' if service.running else 'STOPPED':8} pid {service.pid or '-'}"
+            if name not in ("supervisor", "broker"):
+                exited = f", last exit {service.last_exit}" if service.last_exit is not None else ""
+                line += f"  restarts {service.restarts}{exited}"
+            print(line)
+        return 0 if all(service.running for service in status.values()) else 1
     return 0
 
 

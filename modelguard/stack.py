@@ -1,4 +1,5 @@
-"""The embedded stack: the Tansu broker, the topics, the keys and the seven services as OS processes."""
+"""The embedded stack: the Tansu broker, the topics, the keys and the seven services as OS processes, under a
+supervisor (``modelguard/supervisor.py``) that starts a service again when it exits."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from contracts.registry import all_topics
@@ -36,11 +37,24 @@ class StackError(RuntimeError):
 class StackState:
     bootstrap: str
     broker_pid: int | None
-    services: dict[str, int]
+    services: dict[str, int | None]
+    """Each service's pid; None while the supervisor waits to start it again."""
+    supervisor_pid: int | None = None
+    restarts: dict[str, int] = field(default_factory=dict)
+    exits: dict[str, list[int]] = field(default_factory=dict)
+    """Exit codes per service, newest last (negative: the signal that killed it)."""
 
     def to_json(self) -> str:
         return json.dumps(
-            {"bootstrap": self.bootstrap, "broker_pid": self.broker_pid, "services": self.services}, indent=2
+            {
+                "bootstrap": self.bootstrap,
+                "broker_pid": self.broker_pid,
+                "supervisor_pid": self.supervisor_pid,
+                "services": self.services,
+                "restarts": self.restarts,
+                "exits": self.exits,
+            },
+            indent=2,
         )
 
 
@@ -53,10 +67,27 @@ def read_state(home: Path) -> StackState | None:
     if not path.exists():
         return None
     document = json.loads(path.read_text())
-    return StackState(document["bootstrap"], document.get("broker_pid"), dict(document["services"]))
+    return StackState(
+        document["bootstrap"],
+        document.get("broker_pid"),
+        dict(document["services"]),
+        supervisor_pid=document.get("supervisor_pid"),
+        restarts=dict(document.get("restarts") or {}),
+        exits={name: list(codes) for name, codes in (document.get("exits") or {}).items()},
+    )
 
 
-def pid_alive(pid: int) -> bool:
+def write_state(home: Path, state: StackState) -> None:
+    """Atomically: a reader sees the old state or the new one, never half of one."""
+    path = state_file(home)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(state.to_json())
+    os.replace(partial, path)
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid or pid < 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -126,20 +157,45 @@ def start_service(name: str, settings: Settings, env: dict[str, str]) -> subproc
         )
 
 
-def wait_ready(settings: Settings, processes: dict[str, subprocess.Popen[bytes]], timeout_s: float) -> None:
+def start_supervisor(
+    settings: Settings, env: dict[str, str], bootstrap: str, broker_pid: int | None, services: tuple[str, ...]
+) -> subprocess.Popen[bytes]:
+    logs = settings.home / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with (logs / "supervisor.log").open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "modelguard.supervisor", bootstrap, str(broker_pid or 0), *services],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+def wait_ready(
+    settings: Settings, supervisor: subprocess.Popen[bytes], services: tuple[str, ...], timeout_s: float
+) -> StackState:
+    """Until every service has said it is ready; a service that exits while starting fails the start (the
+    supervisor would start it again, but a service that cannot start is a configuration error to report)."""
     deadline = time.monotonic() + timeout_s
-    pending = set(processes)
-    while pending and time.monotonic() < deadline:
-        for name in sorted(pending):
-            if processes[name].poll() is not None:
-                raise StackError(
-                    f"{name} exited with {processes[name].returncode}; see {settings.home}/logs/{name}.log"
-                )
-            if (settings.run_dir / f"{name}.ready").exists():
-                pending.discard(name)
+    pending = set(services)
+    state = None
+    while time.monotonic() < deadline:
+        if supervisor.poll() is not None:
+            raise StackError(f"the supervisor exited with {supervisor.returncode}; see {settings.home}/logs")
+        state = read_state(settings.home)
+        if state is not None and state.supervisor_pid == supervisor.pid:
+            for name in sorted(pending):
+                if state.exits.get(name):
+                    raise StackError(f"{name} exited with {state.exits[name][-1]}; see {settings.home}/logs/{name}.log")
+                if (settings.run_dir / f"{name}.ready").exists():
+                    pending.discard(name)
+            if not pending:
+                return state
         time.sleep(0.1)
-    if pending:
-        raise StackError(f"not ready after {timeout_s:.0f}s: {', '.join(sorted(pending))}; see {settings.home}/logs")
+    raise StackError(f"not ready after {timeout_s:.0f}s: {', '.join(sorted(pending))}; see {settings.home}/logs")
 
 
 def stack_up(
@@ -149,9 +205,10 @@ def stack_up(
     services: tuple[str, ...] = SERVICES,
 ) -> StackState:
     existing = read_state(settings.home)
-    if existing and any(pid_alive(pid) for pid in existing.services.values()):
+    if existing and (pid_alive(existing.supervisor_pid) or any(pid_alive(p) for p in existing.services.values())):
         raise StackError(f"a stack is already running from {settings.home} (modelguard stack down first)")
     settings.home.mkdir(parents=True, exist_ok=True)
+    state_file(settings.home).unlink(missing_ok=True)
     provision_keys([*SERVICES, *CLIENTS], settings.keys_dir)
     install_default_inputs(settings)
     LedgerStore(settings.ledger_url).create_schema()
@@ -164,22 +221,14 @@ def stack_up(
     # DataHub's MCL topics exist wherever DataHub runs; only missing ones are created (the embedded broker)
     asyncio.run(ensure_topics(bootstrap, [*all_topics(), *settings.mcl_topics], settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
-    processes = {name: start_service(name, settings, env) for name in services}
-    state = StackState(bootstrap, broker_pid, {name: p.pid for name, p in processes.items()})
-    state_file(settings.home).write_text(state.to_json())
-    wait_ready(settings, processes, timeout_s)
-    return state
-
-
-def restart_service(settings: Settings, name: str, timeout_s: float = 60.0) -> int:
-    state = read_state(settings.home)
-    if state is None:
-        raise StackError("no stack is running")
-    process = start_service(name, settings, service_environment(settings, state.bootstrap))
-    wait_ready(settings, {name: process}, timeout_s)
-    services = dict(state.services, **{name: process.pid})
-    state_file(settings.home).write_text(StackState(state.bootstrap, state.broker_pid, services).to_json())
-    return process.pid
+    for name in services:
+        (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
+    supervisor = start_supervisor(settings, env, bootstrap, broker_pid, services)
+    try:
+        return wait_ready(settings, supervisor, services, timeout_s)
+    except StackError:
+        stack_down(settings)
+        raise
 
 
 def terminate(pid: int, grace_s: float) -> None:
@@ -199,8 +248,11 @@ def stack_down(settings: Settings) -> StackState | None:
     state = read_state(settings.home)
     if state is None:
         return None
-    for pid in state.services.values():
-        terminate(pid, grace_s=15.0)
+    if pid_alive(state.supervisor_pid):  # it stops the services it started, and starts none again
+        terminate(state.supervisor_pid, grace_s=30.0)  # type: ignore[arg-type]
+    for pid in (read_state(settings.home) or state).services.values():
+        if pid_alive(pid):
+            terminate(pid, grace_s=15.0)  # type: ignore[arg-type]
     if state.broker_pid:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(state.broker_pid, signal.SIGKILL)
@@ -208,11 +260,24 @@ def stack_down(settings: Settings) -> StackState | None:
     return state
 
 
-def stack_status(settings: Settings) -> dict[str, bool]:
+@dataclass(frozen=True)
+class ServiceStatus:
+    running: bool
+    pid: int | None
+    restarts: int
+    last_exit: int | None
+
+
+def stack_status(settings: Settings) -> dict[str, ServiceStatus]:
+    """Each service (and the supervisor, and the embedded broker) as the supervisor last recorded it."""
     state = read_state(settings.home)
     if state is None:
         return {}
-    status = {name: pid_alive(pid) for name, pid in state.services.items()}
+    status = {
+        name: ServiceStatus(pid_alive(pid), pid, state.restarts.get(name, 0), (state.exits.get(name) or [None])[-1])
+        for name, pid in state.services.items()
+    }
+    status["supervisor"] = ServiceStatus(pid_alive(state.supervisor_pid), state.supervisor_pid, 0, None)
     if state.broker_pid:
-        status["broker"] = pid_alive(state.broker_pid)
+        status["broker"] = ServiceStatus(pid_alive(state.broker_pid), state.broker_pid, 0, None)
     return status

@@ -13,7 +13,7 @@ import pytest
 
 from libs.ledger import verify_incident
 from modelguard.incident_log import incident_events, wait_for
-from modelguard.stack import pid_alive, read_state, restart_service
+from modelguard.stack import pid_alive, read_state, stack_status
 from modelguard.submit import submit, wait_for_run
 from tests.e2e.conftest import CHURN, RunningStack
 
@@ -78,7 +78,7 @@ def test_a_ci_retry_publishes_nothing_new(stack: RunningStack) -> None:
     assert len(list((stack.settings.publish_dir / "github").rglob("*.md"))) == 1
 
 
-def test_a_service_killed_mid_incident_finishes_it_exactly_once(stack: RunningStack) -> None:
+def test_a_service_killed_mid_incident_is_started_again_and_finishes_it_exactly_once(stack: RunningStack) -> None:
     state = read_state(stack.settings.home)
     assert state is not None
     reported = submit(stack.settings, CHURN, "e2e-run-kill", 42)
@@ -91,7 +91,14 @@ def test_a_service_killed_mid_incident_finishes_it_exactly_once(stack: RunningSt
     while pid_alive(victim) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pid_alive(victim)
-    restart_service(stack.settings, "diagnoser")
+    # nobody restarts it by hand: the stack's supervisor starts it again
+    deadline = time.monotonic() + 120
+    status = stack_status(stack.settings)["diagnoser"]
+    while not (status.running and status.pid != victim) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        status = stack_status(stack.settings)["diagnoser"]
+    assert status.running and status.pid != victim
+    assert (status.restarts, status.last_exit) == (1, -signal.SIGKILL)
     events = wait_for_run(stack.settings, reported, timeout_s=600)
     types = _types(events, "e2e-run-kill")
     assert sorted(types) == sorted(set(types)), f"a phase ran twice into the ledger: {types}"
