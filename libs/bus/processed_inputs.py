@@ -1,4 +1,5 @@
-"""A service's memory of the inputs it has handled and the envelopes it answered with.
+"""A service's memory of the inputs it has handled and the envelopes it answered with, and of the failed
+attempts at those it could not handle yet.
 
 A redelivered input is not handled again (that work can be expensive); its recorded outputs are sent
 again instead. They carry the same event ids, so consumers and the ledger treat them as duplicates, and
@@ -22,6 +23,7 @@ class ProcessedInputs:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS processed (event_id TEXT PRIMARY KEY, outputs TEXT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS attempts (input_id TEXT PRIMARY KEY, failed INTEGER NOT NULL)")
 
     def outputs_of(self, event_id: str) -> list[bytes] | None:
         """The output envelopes recorded for a handled input; None when the input was never handled."""
@@ -37,6 +39,17 @@ class ProcessedInputs:
                 "INSERT OR IGNORE INTO processed (event_id, outputs) VALUES (?, ?)",
                 (event_id, json.dumps([envelope.decode() for envelope in output_envelopes])),
             )
+
+    def failed_attempt(self, input_id: str) -> int:
+        """Count one more failed attempt at an input (kept across restarts); how many there have been."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO attempts (input_id, failed) VALUES (?, 1) "
+                "ON CONFLICT (input_id) DO UPDATE SET failed = failed + 1",
+                (input_id,),
+            )
+            row = self._db.execute("SELECT failed FROM attempts WHERE input_id = ?", (input_id,)).fetchone()
+        return int(row[0])
 
     def close(self) -> None:
         self._db.close()

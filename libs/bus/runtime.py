@@ -7,6 +7,7 @@ module is the only place that knows about Kafka, envelopes on the wire, dead let
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import time
@@ -25,6 +26,7 @@ from opentelemetry import trace
 from pydantic import BaseModel
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from libs.bus.delivery_policy import default_delivery_policy
 from libs.bus.external_input import ExternalInput
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
@@ -45,11 +47,15 @@ Sink = Callable[[SignedEvent], None]
 class TransientFailure(RuntimeError):
     """A failure of something outside the handler (a database, an API): the input is retried, not dropped.
 
-    The offset is not committed; the partition is rewound to the input and it comes again after
-    `retry_after_s`.
+    The offset is not committed; the partition is rewound to the input and it comes again after a backoff
+    (``libs/bus/delivery_policy.py``), until the central policy's ``delivery.max_attempts``: then it is
+    dead-lettered with ``retries-exhausted``.
     """
 
     retry_after_s: float = 1.0
+    counted: bool = True
+    """False for a wait the handler bounds itself (the ledger waiting for a cause): retried every
+    ``retry_after_s``, never counted against ``delivery.max_attempts``."""
 
 
 class RejectedInput(ValueError):
@@ -110,6 +116,7 @@ class ServiceRuntime:
         self._background: list[asyncio.Task[None]] = []
         self.broker = make_broker(settings, definition.name, self.telemetry)
         self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
+        self.delivery = default_delivery_policy(settings.central_policy)
         self.app = FastStream(
             self.broker, on_startup=[], after_startup=[self._announce_ready], on_shutdown=[self._going_down]
         )
@@ -155,6 +162,24 @@ class ServiceRuntime:
             headers=dead_letter_headers(reason, detail, self.definition.name, source),
         )
 
+    async def _retry_or_give_up(
+        self, input_id: str, what: str, exc: TransientFailure, raw: bytes, source: str, key: bytes | None
+    ) -> bool:
+        """After a transient failure: wait and say retry (the offset stays), or, once the input has failed the
+        central policy's ``delivery.max_attempts`` times, dead-letter it with ``retries-exhausted``."""
+        if not exc.counted:
+            await asyncio.sleep(exc.retry_after_s)
+            return True
+        failed = self.processed.failed_attempt(input_id)
+        if self.delivery.exhausted(failed):
+            detail = f"failed {failed} times (delivery.max_attempts {self.delivery.max_attempts}); last: {exc}"
+            await self.dead_letter(raw, "retries-exhausted", detail, source, key)
+            return False
+        delay = self.delivery.delay(failed, exc.retry_after_s)
+        log.info("%s will retry %s in %.1fs (attempt %d failed): %s", self.definition.name, what, delay, failed, exc)
+        await asyncio.sleep(delay)
+        return True
+
     async def on_message(self, msg: KafkaMessage) -> None:
         record: Any = msg.raw_message
         source = f"{record.topic}/{record.partition}@{record.offset}"
@@ -191,9 +216,12 @@ class ServiceRuntime:
             return
         except TransientFailure as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "retry")
-            log.info("%s will retry %s %s: %s", self.definition.name, meta.event_type, meta.event_id, exc)
-            await asyncio.sleep(exc.retry_after_s)
-            raise
+            if await self._retry_or_give_up(
+                meta.event_id, f"{meta.event_type} {meta.event_id}", exc, raw, source, record.key
+            ):
+                raise
+            self.processed.mark(meta.event_id, [])
+            return
         except Exception as exc:  # a bug or bad data in a handler must not stop the service
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "error")
             detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
@@ -217,9 +245,9 @@ class ServiceRuntime:
                 await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
                 return
             except TransientFailure as exc:
-                log.info("%s will retry %s: %s", self.definition.name, source, exc)
-                await asyncio.sleep(exc.retry_after_s)
-                raise
+                if await self._retry_or_give_up(_digest(raw), source, exc, raw, source, record.key):
+                    raise
+                return
             except Exception as exc:  # bad bytes must not stop the service
                 detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
                 await self.dead_letter(raw, "handler-error", detail, source, record.key)
@@ -327,3 +355,7 @@ def serve(
     settings = load_settings()
     key, registry = service_key(settings, name)
     run_service(build(settings, key), settings, key, registry, extend)
+
+
+def _digest(raw: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw).hexdigest()

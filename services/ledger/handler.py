@@ -21,6 +21,7 @@ from libs.ledger import AppendResult, LedgerStore
 
 class CauseNotAppendedYet(TransientFailure):
     retry_after_s = 0.1
+    counted = False  # the sink bounds the wait itself (max_cause_wait_s)
 
 
 @dataclass
