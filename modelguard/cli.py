@@ -11,18 +11,25 @@ from typing import TYPE_CHECKING
 
 from aiokafka.errors import KafkaError
 
-from libs.bundle.load import is_bundle
+from libs.bundle.load import BundleError, is_bundle
+from libs.policy import PolicyError
 from libs.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
     from libs.events.codec import SignedEvent
     from libs.ledger import LedgerStore
 
+EXIT_FAILURE = 1
+"""Something outside the input failed: the broker, the database, a file that cannot be read."""
 EXIT_USAGE = 2
+"""Bad input: a flag, a bundle, a YAML or CSV file, a home where nothing has run."""
 
 
 class CliError(Exception):
     pass
+
+
+BAD_INPUT = (CliError, BundleError, PolicyError)
 
 
 def _stack(args: argparse.Namespace) -> int:
@@ -70,12 +77,11 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from libs.ledger import LedgerStore, verify_all, verify_checkpoints, verify_incident
-    from libs.signing.keys import KeyRegistry
+    from libs.ledger import verify_all, verify_checkpoints, verify_incident
 
     settings = load_settings()
-    registry = KeyRegistry.load(settings.key_registry_path)
-    store = LedgerStore(settings.ledger_url)
+    registry = _registry(settings)
+    store = _audit_ledger(settings)
     if args.incident and not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
     reports = [verify_incident(store, args.incident, registry)] if args.incident else verify_all(store, registry)
@@ -95,13 +101,12 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _incidents(args: argparse.Namespace) -> int:
-    from libs.ledger import LedgerStore, replay
-    from libs.signing.keys import KeyRegistry
+    from libs.ledger import replay
 
     settings = load_settings()
     if args.action == "show" and not args.incident:
         raise CliError("incidents show needs an incident id (see: modelguard incidents list)")
-    projections = replay(LedgerStore(settings.ledger_url), KeyRegistry.load(settings.key_registry_path))
+    projections = replay(_audit_ledger(settings), _registry(settings))
     if args.action == "list":
         for incident_id, p in sorted(projections.items()):
             print(f"{incident_id}  {p.status:18} {p.event_count:3} events  {p.model_urn}")
@@ -113,7 +118,13 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _emit_mcl(args: argparse.Namespace) -> int:
-    from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, emit_change, encode_change, registered_schema_id
+    from modelguard.emit_mcl import (
+        OFFLINE_SCHEMA_ID,
+        ChangeSpecError,
+        emit_change,
+        encode_change,
+        registered_schema_id,
+    )
     from modelguard.stack import SCENARIOS, read_state
 
     settings = load_settings()
@@ -127,7 +138,10 @@ def _emit_mcl(args: argparse.Namespace) -> int:
         schema_id = registered_schema_id(settings.schema_registry_url)
     else:
         schema_id = OFFLINE_SCHEMA_ID
-    data, urn = encode_change(spec, files, schema_id)
+    try:
+        data, urn = encode_change(spec, files, schema_id)
+    except ChangeSpecError as exc:
+        raise CliError(str(exc)) from exc
     state = read_state(settings.home)
     bootstrap = state.bootstrap if state else settings.kafka_bootstrap
     emit_change(bootstrap, args.topic, data, urn)
@@ -233,17 +247,30 @@ def _verify_attestation(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _registry(settings: Settings):  # type: ignore[no-untyped-def]
+    """The key registry of the home; a command that needs one says so when nothing has run from there yet."""
+    from libs.signing.keys import KeyRegistry
+
+    path = settings.key_registry_path
+    if not path.is_file():
+        raise CliError(
+            f"no key registry at {path}: nothing has run from {settings.home} yet "
+            "(run `modelguard stack up` or `make demo` first, or set MODELGUARD_HOME to a home that has run)"
+        )
+    return KeyRegistry.load(path)
+
+
 def _audit_ledger(settings: Settings) -> LedgerStore:
     from modelguard.audit_ledger import LedgerUnavailable, open_existing_ledger
 
     try:
         return open_existing_ledger(settings.ledger_url)
     except LedgerUnavailable as exc:
-        raise CliError(str(exc)) from exc
+        hint = f": nothing has run from {settings.home} yet" if str(exc).startswith("no ledger at") else ""
+        raise CliError(f"{exc}{hint}") from exc
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from libs.signing.keys import KeyRegistry
     from modelguard.audit_replay import (
         PROJECTIONS_FILE,
         projection_table,
@@ -255,7 +282,7 @@ def _replay(args: argparse.Namespace) -> int:
     settings = load_settings()
     store = _audit_ledger(settings)
     position = store.head_position()
-    projections = rebuild_projections(store, KeyRegistry.load(settings.key_registry_path))
+    projections = rebuild_projections(store, _registry(settings))
     print("\n".join(projection_table(projections)))
     target = settings.home / PROJECTIONS_FILE
     write_projections(target, projections_document(projections, position))
@@ -266,14 +293,13 @@ def _replay(args: argparse.Namespace) -> int:
 def _rerun(args: argparse.Namespace) -> int:
     import tempfile
 
-    from libs.signing.keys import KeyRegistry
     from modelguard.audit_rerun import rerun_incident, rerun_settings, rerun_table, service_definitions
 
     settings = load_settings()
     store = _audit_ledger(settings)
     if not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
-    registry = KeyRegistry.load(settings.key_registry_path)
+    registry = _registry(settings)
     with tempfile.TemporaryDirectory(prefix="modelguard-rerun-") as scratch:
         definitions = service_definitions(rerun_settings(settings, Path(scratch)))
         rows = rerun_incident(store, registry, args.incident, definitions, args.run_id)
@@ -292,7 +318,6 @@ def _rerun(args: argparse.Namespace) -> int:
 def _republish(args: argparse.Namespace) -> int:
     import os
 
-    from libs.signing.keys import KeyRegistry
     from modelguard.audit_republish import resend, resend_lines, unfinished_last_events
     from modelguard.stack import read_state
 
@@ -300,7 +325,7 @@ def _republish(args: argparse.Namespace) -> int:
     store = _audit_ledger(settings)
     if args.incident and not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
-    resends = unfinished_last_events(store, KeyRegistry.load(settings.key_registry_path), args.incident)
+    resends = unfinished_last_events(store, _registry(settings), args.incident)
     if resends and not args.dry_run:
         state = read_state(settings.home)
         bootstrap = state.bootstrap if state else os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP")
@@ -394,9 +419,16 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args))
     except KeyboardInterrupt:
         return 130
-    except (CliError, SettingsError, KafkaError, OSError, ValueError, RuntimeError, LookupError) as exc:
+    except BAD_INPUT as exc:
         print(f"modelguard {args.command}: {exc}", file=sys.stderr)
-        return 1 if not isinstance(exc, CliError) else EXIT_USAGE
+        return EXIT_USAGE
+    except (SettingsError, KafkaError, OSError, ValueError, RuntimeError, LookupError) as exc:
+        print(f"modelguard {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from libs.datahub.mcl.record_builder import mcl_record
 from libs.datahub.mcl.schema_change import changed_schema
 from libs.datahub.mcl.wire import encode_confluent
 from libs.datahub.mcp_file import load_mcp_file
+from libs.yaml_errors import yaml_error_line
 
 SUBJECT = "MetadataChangeLog_Versioned_v1-value"
 OFFLINE_SCHEMA_ID = 1  # any id: a consumer without a registry decodes with the SDK's shipped schema
@@ -37,9 +38,15 @@ def registered_schema_id(registry_url: str) -> int:
 
 
 def encode_change(spec_path: Path, metadata_files: list[Path], schema_id: int) -> tuple[bytes, str]:
-    spec = yaml.safe_load(spec_path.read_text())
+    try:
+        spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ChangeSpecError(yaml_error_line(spec_path, exc)) from exc
     if not isinstance(spec, dict) or spec.get("aspect") != "schemaMetadata":
         raise ChangeSpecError(f"{spec_path}: only schemaMetadata changes are supported")
+    missing = [key for key in ("urn", "field", "change") if key not in spec]
+    if missing:
+        raise ChangeSpecError(f"{spec_path}: missing {', '.join(missing)}")
     urn = str(spec["urn"])
     current = next(
         (

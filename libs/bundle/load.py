@@ -1,4 +1,5 @@
-"""Load and check a bundle folder: ``bundle.yaml`` plus the required trees and data windows."""
+"""Load and check a bundle folder: ``bundle.yaml`` plus the required trees and data windows (each CSV's shape
+and label column: ``data_shape``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from libs.bundle.data_shape import DataShapeError, check_csv_shape
 from libs.bundle.spec import BundleSpec
+from libs.yaml_errors import yaml_error_line
 
 BUNDLE_FILE = "bundle.yaml"
 WINDOWS = ("approval", "incident")
@@ -60,7 +63,7 @@ def load_bundle(folder: Path) -> Bundle:
     try:
         document = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise BundleError(f"{spec_path}: not readable YAML: {_one_line(exc)}") from exc
+        raise BundleError(yaml_error_line(spec_path, exc)) from exc
     if not isinstance(document, dict):
         raise BundleError(f"{spec_path}: must be a mapping")
     try:
@@ -77,6 +80,10 @@ def load_bundle(folder: Path) -> Bundle:
             path = bundle.window_file(window, name)
             if not path.is_file() or path.is_symlink():
                 raise BundleError(f"{root}: missing data/{window}/{name}")
+            try:
+                check_csv_shape(path, spec.workspace.label, f"{root}/data/{window}/{name}")
+            except DataShapeError as exc:
+                raise BundleError(str(exc)) from exc
     return bundle
 
 
@@ -96,7 +103,3 @@ def check_tree(tree: Path, label: str) -> None:
             raise BundleError(f"{label}/{relative}: a bundle stores plain files, not a repository")
         if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
             raise BundleError(f"{label}/{relative}: larger than {MAX_FILE_BYTES} bytes")
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
