@@ -38,6 +38,7 @@ live-verify: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m modelguard bench diagnosis fixtures/scenarios fixtures/repos
 	$(PY) -m modelguard bench pipeline
+	$(PY) -m modelguard bench chaos
 	$(PY) -m services.context.upstream_risk_bench
 
 stack-up: $(STAMP)

@@ -28,6 +28,7 @@ from libs.ledger.bench import bench_ledger
 from libs.ledger.local_postgres import PostgresUnavailable, throwaway_cluster
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
+from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
 from modelguard.stack import SCENARIOS, stack_down, stack_up
@@ -102,6 +103,22 @@ def pipeline_figures(done: dict[str, list[SignedEvent]]) -> PipelineFigures:
             previous_end = finished
         service[phase] = durations
     return PipelineFigures(latency, service, end_to_end)
+
+
+def run_chaos_bench(n: int, kills: int, out: Path = Path("out/bench-chaos")) -> int:
+    """The synthetic incidents with random services SIGKILLed under the supervisor (``modelguard/chaos.py``)."""
+    home = out / "stack"
+    shutil.rmtree(home, ignore_errors=True)
+    os.environ["MODELGUARD_HOME"] = str(home)
+    settings = load_settings()
+    state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
+    try:
+        print(f"evaluating the churn scenario once, then {n} synthetic incidents with {kills} SIGKILLs ...")
+        figures = run_chaos(settings, state, synthetic_reports(settings, n), kills, timeout_s=90.0 * n + 300)
+    finally:
+        stack_down(settings)
+    print("\n".join(figures.lines()))
+    return 0 if figures.completed == n and not figures.duplicated and figures.ledger_verified else 1
 
 
 def run_bench(n: int, out: Path = Path("out/bench")) -> int:

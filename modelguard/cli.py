@@ -213,6 +213,10 @@ def _bench(args: argparse.Namespace) -> int:
             if not folder.is_dir():
                 raise CliError(f"{folder} is not a folder of bundles")
         return run_diagnosis_bench(folders, args.json)
+    if args.target == "chaos":
+        from modelguard.bench import run_chaos_bench
+
+        return run_chaos_bench(args.incidents, args.kills)
     from modelguard.bench import run_bench
 
     return run_bench(args.incidents)
@@ -395,16 +399,19 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="out/demo")
     demo.set_defaults(run=_demo)
     bench = sub.add_parser(
-        "bench", help="pipeline: synthetic incidents through the stack; diagnosis DIR: accuracy over bundles"
+        "bench",
+        help="pipeline: synthetic incidents through the stack; chaos: the same with services killed; "
+        "diagnosis DIR: accuracy over bundles",
     )
-    bench.add_argument("target", nargs="?", choices=["pipeline", "diagnosis"], default="pipeline")
+    bench.add_argument("target", nargs="?", choices=["pipeline", "chaos", "diagnosis"], default="pipeline")
     bench.add_argument(
         "folder",
         nargs="*",
         help="with diagnosis: folders of bundles, each scored apart and together "
         "(default fixtures/scenarios fixtures/repos)",
     )
-    bench.add_argument("--incidents", type=int, default=20, help="with pipeline: how many incidents")
+    bench.add_argument("--incidents", type=int, default=20, help="with pipeline or chaos: how many incidents")
+    bench.add_argument("--kills", type=int, default=22, help="with chaos: how many SIGKILLs of random services")
     bench.add_argument("--json", action="store_true", help="with diagnosis: machine-readable figures")
     bench.set_defaults(run=_bench)
     from modelguard.guard_command import add_guard_parser
