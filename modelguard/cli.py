@@ -66,7 +66,9 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from libs.ledger import LedgerStore, verify_all, verify_checkpoints, verify_incident
+    from libs.ledger import LedgerStore
+    from libs.ledger.audit import audit_ledger
+    from libs.ledger.external_head import HeadFile, HeadLog, HeadSource
     from libs.signing.keys import KeyRegistry
 
     settings = load_settings()
@@ -74,20 +76,18 @@ def _verify(args: argparse.Namespace) -> int:
     store = LedgerStore(settings.ledger_url)
     if args.incident and not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
-    reports = [verify_incident(store, args.incident, registry)] if args.incident else verify_all(store, registry)
-    ok = True
-    for report in reports:
-        ok &= report.ok
+    heads: list[HeadSource] = [HeadFile(settings.ledger_head_path)]
+    if settings.ledger_head_log is not None:
+        heads.append(HeadLog(settings.ledger_head_log))
+    audit = audit_ledger(store, registry, heads, args.incident)
+    for report in audit.incidents:
         print(f"{report.incident_id}: {report.events_checked} events, {'verified' if report.ok else 'TAMPERED'}")
-        for problem in report.problems:
-            print(f"  position {problem.position} {problem.event_type} {problem.event_id}: {problem.what}")
-    # checkpoints catch what per-incident chains cannot: a lost last event, a lost incident
-    checkpoints = verify_checkpoints(store, registry)
-    ok &= checkpoints.ok
-    print(f"checkpoints: {checkpoints.checkpoints_checked} checked, {'verified' if checkpoints.ok else 'FAILED'}")
-    for problem in checkpoints.problems:
-        print(f"  {problem}")
-    return 0 if ok else 1
+    # checkpoints and the external heads catch what per-incident chains cannot: a lost tail, a lost incident
+    print(f"checkpoints: {audit.checkpoints.checkpoints_checked} checked; external: {', '.join(h.name for h in heads)}")
+    for finding in audit.findings:
+        print(f"  {finding}")
+    print("verified" if audit.ok else f"FAILED: {len(audit.findings)} finding(s)")
+    return 0 if audit.ok else 1
 
 
 def _incidents(args: argparse.Namespace) -> int:
