@@ -202,8 +202,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _verify_or_attest(args: argparse.Namespace) -> int:
     if args.attestation is None:
-        if args.keys or args.ledger or args.offline:
-            raise CliError("--keys, --ledger and --offline go with --attestation FILE")
+        if args.keys or args.ledger or args.offline or args.envelopes:
+            raise CliError("--keys, --envelopes, --ledger and --offline go with --attestation FILE")
         return _verify(args)
     if args.incident:
         raise CliError("give an incident or --attestation FILE, not both")
@@ -223,8 +223,14 @@ def _verify_attestation(args: argparse.Namespace) -> int:
         raise CliError(f"{path} is not a file")
     if not keys.is_file():
         raise CliError(f"no key registry at {keys} (give the public keys with --keys REGISTRY_JSON)")
+    envelopes: list[bytes] = []
+    if args.envelopes:
+        chain = Path(args.envelopes)
+        if not chain.is_file():
+            raise CliError(f"{chain} is not a file (--envelopes takes one JSON envelope a line)")
+        envelopes = [line.strip().encode() for line in chain.read_text().splitlines() if line.strip()]
     ledger = None if args.offline else reachable_ledger(settings.ledger_url)
-    report = check_attestation(path.read_bytes(), str(path), KeyRegistry.load(keys), ledger, args.ledger)
+    report = check_attestation(path.read_bytes(), str(path), KeyRegistry.load(keys), ledger, args.ledger, envelopes)
     print("\n".join(report.lines))
     return 0 if report.ok else 1
 
@@ -325,6 +331,11 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--attestation", metavar="FILE", help="check a signed attestation offline with the public keys")
     verify.add_argument(
         "--keys", metavar="REGISTRY_JSON", help="public keys (default: $MODELGUARD_HOME/keys/registry.json)"
+    )
+    verify.add_argument(
+        "--envelopes",
+        metavar="FILE",
+        help="with --attestation: the causal chain's envelopes, one JSON envelope a line, each verified offline",
     )
     verify.add_argument("--ledger", action="store_true", help="with --attestation: require the ledger cross-check")
     verify.add_argument("--offline", action="store_true", help="with --attestation: never consult the ledger")
