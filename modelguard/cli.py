@@ -76,14 +76,15 @@ def _verify(args: argparse.Namespace) -> int:
     store = LedgerStore(settings.ledger_url)
     if args.incident and not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
-    heads: list[HeadSource] = [HeadFile(settings.ledger_head_path)]
+    heads: list[HeadSource] = [] if args.without_external_head else [HeadFile(settings.ledger_head_path)]
     if settings.ledger_head_log is not None:
         heads.append(HeadLog(settings.ledger_head_log))
     audit = audit_ledger(store, registry, heads, args.incident)
     for report in audit.incidents:
         print(f"{report.incident_id}: {report.events_checked} events, {'verified' if report.ok else 'TAMPERED'}")
     # checkpoints and the external heads catch what per-incident chains cannot: a lost tail, a lost incident
-    print(f"checkpoints: {audit.checkpoints.checkpoints_checked} checked; external: {', '.join(h.name for h in heads)}")
+    external = ", ".join(f"{h.name} {h.path}" for h in heads) or "none: a lost tail with its checkpoints goes unseen"
+    print(f"checkpoints: {audit.checkpoints.checkpoints_checked} checked; external heads: {external}")
     for finding in audit.findings:
         print(f"  {finding}")
     print("verified" if audit.ok else f"FAILED: {len(audit.findings)} finding(s)")
@@ -207,6 +208,8 @@ def _verify_or_attest(args: argparse.Namespace) -> int:
         return _verify(args)
     if args.incident:
         raise CliError("give an incident or --attestation FILE, not both")
+    if args.without_external_head:
+        raise CliError("--without-external-head goes with the ledger check, not --attestation")
     if args.ledger and args.offline:
         raise CliError("--ledger and --offline contradict each other")
     return _verify_attestation(args)
@@ -331,6 +334,11 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--attestation", metavar="FILE", help="check a signed attestation offline with the public keys")
     verify.add_argument(
         "--keys", metavar="REGISTRY_JSON", help="public keys (default: $MODELGUARD_HOME/keys/registry.json)"
+    )
+    verify.add_argument(
+        "--without-external-head",
+        action="store_true",
+        help="do not compare with the head file in MODELGUARD_HOME (when this home is not the ledger service's)",
     )
     verify.add_argument(
         "--envelopes",

@@ -28,6 +28,7 @@ class HeadSink(Protocol):
 
 class HeadSource(Protocol):
     name: str
+    path: Path
 
     def heads(self) -> list[CheckpointRow]:
         """Every head this source holds, oldest first; [] when it holds none. Raises ExternalHeadError."""

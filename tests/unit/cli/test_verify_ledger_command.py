@@ -67,3 +67,14 @@ def test_a_lost_tail_and_its_checkpoint_fail_with_one_line_per_finding(
         "ledger: the database lacks or altered checkpoint(s) 9, which the external head file holds",
         "ledger: events after position 6 missing, checkpoint 9 (kept outside the database): the ledger was truncated",
     ]
+
+
+def test_without_the_external_head_the_lost_tail_is_unseen_and_said_so(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "ledger-head.json").unlink()
+    assert main(["verify"]) == 1  # a home whose head is gone while the database holds checkpoints: refused
+    assert "holds no checkpoint though the database holds 2" in capsys.readouterr().out
+
+    assert main(["verify", "--without-external-head"]) == 0
+    assert "external heads: none: a lost tail with its checkpoints goes unseen" in capsys.readouterr().out
