@@ -140,6 +140,15 @@ class Settings:
     central_policy: Path | None = None
     mcl_topics: tuple[str, ...] = ("MetadataChangeLog_Versioned_v1", "MetadataChangeLog_Timeseries_v1")
     publishing: PublishingSettings = field(default_factory=PublishingSettings)
+    ledger_checkpoint_interval_s: float = 10.0
+    """Events older than this and under no checkpoint get one sealed by the ledger service's timer."""
+    ledger_head_log: Path | None = None
+    """An append-only JSON-lines file (a WORM mount, say) that receives every sealed checkpoint."""
+
+    @property
+    def ledger_head_path(self) -> Path:
+        """The latest sealed checkpoint, outside the database (see libs.ledger.external_head)."""
+        return self.home / "ledger-head.json"
 
     @property
     def key_registry_path(self) -> Path:
@@ -184,7 +193,18 @@ def load_settings(default_home: Path | None = None) -> Settings:
             if t.strip()
         ),
         publishing=load_publishing_settings(),
+        ledger_checkpoint_interval_s=_positive("MODELGUARD_LEDGER_CHECKPOINT_INTERVAL_S", 10.0),
+        ledger_head_log=Path(os.environ["MODELGUARD_LEDGER_HEAD_LOG"])
+        if os.environ.get("MODELGUARD_LEDGER_HEAD_LOG")
+        else None,
     )
+
+
+def _positive(name: str, default: float) -> float:
+    value = _float(name, default)
+    if not value > 0:
+        raise SettingsError(f"{name} must be positive, got {value}")
+    return value
 
 
 def _paths(variable: str) -> tuple[Path, ...]:

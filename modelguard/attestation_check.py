@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from libs.attestation import AttestationCheck, cross_check, verify_attestation
@@ -16,9 +17,14 @@ class AttestationReport:
 
 
 def check_attestation(
-    raw: bytes, name: str, registry: KeyRegistry, ledger: LedgerStore | None, ledger_required: bool
+    raw: bytes,
+    name: str,
+    registry: KeyRegistry,
+    ledger: LedgerStore | None,
+    ledger_required: bool,
+    envelopes: Sequence[bytes] = (),
 ) -> AttestationReport:
-    check = verify_attestation(raw, registry)
+    check = verify_attestation(raw, registry, envelopes=envelopes)
     if not check.ok:
         return AttestationReport(False, [f"attestation {name}: FAILED", *(f"  {p}" for p in check.problems)])
     lines = [f"attestation {name}: verified offline", *(f"  {claim}" for claim in check.claims())]

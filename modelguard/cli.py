@@ -77,27 +77,27 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from libs.ledger import verify_all, verify_checkpoints, verify_incident
+    from libs.ledger.audit import audit_ledger
+    from libs.ledger.external_head import HeadFile, HeadLog, HeadSource
 
     settings = load_settings()
     registry = _registry(settings)
     store = _audit_ledger(settings)
     if args.incident and not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
-    reports = [verify_incident(store, args.incident, registry)] if args.incident else verify_all(store, registry)
-    ok = True
-    for report in reports:
-        ok &= report.ok
+    heads: list[HeadSource] = [] if args.without_external_head else [HeadFile(settings.ledger_head_path)]
+    if settings.ledger_head_log is not None:
+        heads.append(HeadLog(settings.ledger_head_log))
+    audit = audit_ledger(store, registry, heads, args.incident)
+    for report in audit.incidents:
         print(f"{report.incident_id}: {report.events_checked} events, {'verified' if report.ok else 'TAMPERED'}")
-        for problem in report.problems:
-            print(f"  position {problem.position} {problem.event_type} {problem.event_id}: {problem.what}")
-    # checkpoints catch what per-incident chains cannot: a lost last event, a lost incident
-    checkpoints = verify_checkpoints(store, registry)
-    ok &= checkpoints.ok
-    print(f"checkpoints: {checkpoints.checkpoints_checked} checked, {'verified' if checkpoints.ok else 'FAILED'}")
-    for problem in checkpoints.problems:
-        print(f"  {problem}")
-    return 0 if ok else 1
+    # checkpoints and the external heads catch what per-incident chains cannot: a lost tail, a lost incident
+    external = ", ".join(f"{h.name} {h.path}" for h in heads) or "none: a lost tail with its checkpoints goes unseen"
+    print(f"checkpoints: {audit.checkpoints.checkpoints_checked} checked; external heads: {external}")
+    for finding in audit.findings:
+        print(f"  {finding}")
+    print("verified" if audit.ok else f"FAILED: {len(audit.findings)} finding(s)")
+    return 0 if audit.ok else 1
 
 
 def _incidents(args: argparse.Namespace) -> int:
@@ -224,11 +224,13 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _verify_or_attest(args: argparse.Namespace) -> int:
     if args.attestation is None:
-        if args.keys or args.ledger or args.offline:
-            raise CliError("--keys, --ledger and --offline go with --attestation FILE")
+        if args.keys or args.ledger or args.offline or args.envelopes:
+            raise CliError("--keys, --envelopes, --ledger and --offline go with --attestation FILE")
         return _verify(args)
     if args.incident:
         raise CliError("give an incident or --attestation FILE, not both")
+    if args.without_external_head:
+        raise CliError("--without-external-head goes with the ledger check, not --attestation")
     if args.ledger and args.offline:
         raise CliError("--ledger and --offline contradict each other")
     return _verify_attestation(args)
@@ -245,8 +247,14 @@ def _verify_attestation(args: argparse.Namespace) -> int:
         raise CliError(f"{path} is not a file")
     if not keys.is_file():
         raise CliError(f"no key registry at {keys} (give the public keys with --keys REGISTRY_JSON)")
+    envelopes: list[bytes] = []
+    if args.envelopes:
+        chain = Path(args.envelopes)
+        if not chain.is_file():
+            raise CliError(f"{chain} is not a file (--envelopes takes one JSON envelope a line)")
+        envelopes = [line.strip().encode() for line in chain.read_text().splitlines() if line.strip()]
     ledger = None if args.offline else reachable_ledger(settings.ledger_url)
-    report = check_attestation(path.read_bytes(), str(path), KeyRegistry.load(keys), ledger, args.ledger)
+    report = check_attestation(path.read_bytes(), str(path), KeyRegistry.load(keys), ledger, args.ledger, envelopes)
     print("\n".join(report.lines))
     return 0 if report.ok else 1
 
@@ -358,6 +366,16 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--attestation", metavar="FILE", help="check a signed attestation offline with the public keys")
     verify.add_argument(
         "--keys", metavar="REGISTRY_JSON", help="public keys (default: $MODELGUARD_HOME/keys/registry.json)"
+    )
+    verify.add_argument(
+        "--without-external-head",
+        action="store_true",
+        help="do not compare with the head file in MODELGUARD_HOME (when this home is not the ledger service's)",
+    )
+    verify.add_argument(
+        "--envelopes",
+        metavar="FILE",
+        help="with --attestation: the causal chain's envelopes, one JSON envelope a line, each verified offline",
     )
     verify.add_argument("--ledger", action="store_true", help="with --attestation: require the ledger cross-check")
     verify.add_argument("--offline", action="store_true", help="with --attestation: never consult the ledger")

@@ -19,6 +19,8 @@ def describe(check: AttestationCheck) -> list[str]:
         *(f"subject {s.name} sha256 {s.sha256}" for s in check.subject),
         f"incident {p.incident_id}" + (f" run {p.run_id}" if p.run_id else "") + f": outcome {p.outcome}",
         _chain(p),
+        f"{check.chain_verified} of {len(p.chain)} chain envelope(s) verified offline, each signed by a key of its "
+        "producer's role; the claims are the source event's own",
     ]
     if p.policy is not None:
         lines.append(f"policy {p.policy.name} sha256 {p.policy.sha256}")

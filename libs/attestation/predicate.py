@@ -127,3 +127,6 @@ class IncidentPredicate(_Claim):
     validation: ValidationClaim | None
     upstream_risk: UpstreamRiskClaim | None
     builder: Builder
+    source_envelope: str | None = None
+    """The source event's canonical envelope, signed by its producer: what lets an offline verifier check
+    every claim above against a key other than the attester's."""

@@ -59,6 +59,7 @@ def predicate_of(source: SignedEvent) -> IncidentPredicate:
         validation=_validation(getattr(payload, "validation", None)),
         upstream_risk=_upstream_risk(payload) if isinstance(payload, UpstreamRiskDetected) else None,
         builder=Builder(name=BUILDER, version=MODELGUARD_VERSION),
+        source_envelope=source.envelope_bytes.decode("ascii"),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,9 @@ from pydantic import ValidationError
 
 from contracts.envelope import DsseEnvelope
 from libs.attestation.claims import describe
+from libs.attestation.evidence import check_evidence
 from libs.attestation.predicate import IncidentPredicate
+from libs.attestation.roles import ATTESTER_ROLE
 from libs.attestation.statement import IN_TOTO_PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE, Statement, Subject
 from libs.canonical_json import sha256_hex, strict_loads
 from libs.events.codec import envelope_bytes
@@ -30,6 +33,8 @@ class AttestationCheck:
     subject: list[Subject] = field(default_factory=list)
     predicate: IncidentPredicate | None = None
     statement: dict[str, Any] | None = None
+    chain_verified: int = 0
+    """How many envelopes of the causal chain verified offline, each signed by a key of its producer's role."""
 
     @property
     def ok(self) -> bool:
@@ -47,8 +52,13 @@ class _Refused(Exception):
 
 
 def verify_attestation(
-    envelope_bytes: bytes, registry: KeyRegistry, expected_signer: str = "publisher"
+    envelope_bytes: bytes,
+    registry: KeyRegistry,
+    expected_signer: str = ATTESTER_ROLE,
+    envelopes: Sequence[bytes] = (),
 ) -> AttestationCheck:
+    """`envelopes`: chain envelopes the verifier has (from the ledger, say); each one of the chain is checked.
+    The source event's envelope travels in the attestation, so the claims are checked against it in any case."""
     digest = sha256_hex(envelope_bytes)
     try:
         envelope = _envelope(envelope_bytes)
@@ -57,14 +67,16 @@ def verify_attestation(
         predicate = _predicate(statement)
     except _Refused as refused:
         return AttestationCheck(digest, [refused.reason])
+    evidence = check_evidence(predicate, registry, envelopes)
     return AttestationCheck(
         digest,
-        _consistency_problems(statement.subject, predicate),
+        _consistency_problems(statement.subject, predicate) + evidence.problems,
         signer=signer,
         keyid=keyid,
         subject=list(statement.subject),
         predicate=predicate,
         statement=statement.document(),
+        chain_verified=evidence.verified,
     )
 
 

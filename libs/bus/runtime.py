@@ -68,6 +68,16 @@ class RejectedInput(ValueError):
 
 
 @dataclass(frozen=True)
+class Timer:
+    """`tick` runs in a worker thread every `every_s` seconds while the service is up; a failing tick is logged
+    and tried again at the next one."""
+
+    name: str
+    every_s: float
+    tick: Callable[[], object]
+
+
+@dataclass(frozen=True)
 class ServiceDefinition:
     name: str
     version: str
@@ -75,6 +85,7 @@ class ServiceDefinition:
     handler: Handler | None = None
     sink: Sink | None = None
     external: tuple[ExternalInput, ...] = ()
+    timers: tuple[Timer, ...] = ()
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     @property
@@ -145,6 +156,7 @@ class ServiceRuntime:
         ready.write_text(str(os.getpid()))
         self.health.ready = True
         self._background.append(asyncio.create_task(beat_forever(self.health)))
+        self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
 
     async def _going_down(self) -> None:
@@ -288,6 +300,15 @@ class ServiceRuntime:
 
     def _handle(self, signed: SignedEvent) -> list[SignedEvent]:
         return handle_and_seal(self.definition, self.key, signed)
+
+
+async def _run_timer(timer: Timer) -> None:
+    while True:
+        await asyncio.sleep(timer.every_s)
+        try:
+            await asyncio.to_thread(timer.tick)
+        except Exception:
+            log.exception("timer %s failed; it runs again in %.1f s", timer.name, timer.every_s)
 
 
 def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: SignedEvent) -> list[SignedEvent]:

@@ -159,16 +159,28 @@ class LedgerStore:
             )
             return [_ledger_row(e) for e in found]
 
-    def chain_links_after(self, position: int, upto: int, limit: int = 5000) -> list[tuple[int, str]]:
-        """(position, hash) of the events in (position, upto], in order: what checkpoints fold."""
+    def range_entries(self, position: int, upto: int, limit: int = 5000) -> list[tuple[int, str, int, str]]:
+        """(position, incident_id, sequence, hash) of the events in (position, upto], in order: what a
+        checkpoint lists, so that a later gap or move can be named by its incident."""
         with Session(self._engine) as session:
             found = session.exec(
-                select(LedgerEvent.position, LedgerEvent.hash)
+                select(LedgerEvent.position, LedgerEvent.incident_id, LedgerEvent.sequence, LedgerEvent.hash)
                 .where(col(LedgerEvent.position) > position, col(LedgerEvent.position) <= upto)
                 .order_by(col(LedgerEvent.position))
                 .limit(limit)
             )
-            return [(int(p or 0), h) for p, h in found]
+            return [(int(p or 0), i, int(s), h) for p, i, s, h in found]
+
+    def oldest_appended_after(self, position: int) -> datetime | None:
+        """When the oldest event after `position` was appended; None when there is none."""
+        with Session(self._engine) as session:
+            found = session.exec(
+                select(LedgerEvent.appended_at)
+                .where(col(LedgerEvent.position) > position)
+                .order_by(col(LedgerEvent.position))
+                .limit(1)
+            ).first()
+            return _utc(found) if found is not None else None
 
     def event(self, event_id: str) -> LedgerRow | None:
         with Session(self._engine) as session:

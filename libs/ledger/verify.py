@@ -55,9 +55,14 @@ def check_incident(rows: Sequence[LedgerRow], registry: KeyRegistry) -> list[Pro
     problems: list[Problem] = []
     by_digest = {r.envelope_digest: r for r in rows}
     earlier: dict[str, LedgerRow] = {}
-    expected_sequence, expected_prev = 1, GENESIS_HASH
+    expected_sequence, expected_prev, previous_position = 1, GENESIS_HASH, 0
     for row in rows:
         found = _link_problems(row, expected_sequence, expected_prev)
+        if row.position <= previous_position:
+            found.append(
+                f"sequence {row.sequence} is at position {row.position}, before the event it follows (position "
+                f"{previous_position}): positions were reordered"
+            )
         signed, reason = _open(row, registry)
         if reason:
             found.append(reason)
@@ -68,7 +73,7 @@ def check_incident(rows: Sequence[LedgerRow], registry: KeyRegistry) -> list[Pro
             found.append(f"event_id {row.event_id} appears twice in the incident")
         problems += [Problem(row.position, row.sequence, row.event_id, row.event_type, w) for w in found]
         earlier.setdefault(row.event_id, row)
-        expected_sequence, expected_prev = row.sequence + 1, row.hash
+        expected_sequence, expected_prev, previous_position = row.sequence + 1, row.hash, row.position
     return problems
 
 

@@ -1,5 +1,6 @@
 """Ledger: every verified event appended once, after its cause, to the incident's hash chain; checkpoints
-signed now and then.
+signed after every N appends, at the first append after a quiet interval, and by a timer (`tick`) when an
+event older than the interval is under no checkpoint, so an idle ledger's newest events are covered too.
 
 Events of one incident arrive on several topics, so the ledger can see an effect before its cause. It
 refuses to append an effect whose cause is not in the log yet: the input is retried (its offset is not
@@ -10,9 +11,11 @@ verification then names the missing link.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from libs.bus.runtime import TransientFailure
 from libs.events.codec import SignedEvent
@@ -33,7 +36,9 @@ class LedgerSink:
     max_cause_wait_s: float = 120.0
     appended: int = 0
     clock: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     _last_checkpoint: float = field(default=float("-inf"))
+    _sealing: threading.Lock = field(default_factory=threading.Lock)
     _waiting_since: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, signed: SignedEvent) -> AppendResult:
@@ -44,9 +49,22 @@ class LedgerSink:
             self.appended += 1
             now = self.clock()
             if self.appended % self.checkpoint_every == 0 or now - self._last_checkpoint >= self.checkpoint_interval_s:
-                self.checkpoint()
-                self._last_checkpoint = now
+                self._seal()
         return result
+
+    def tick(self) -> bool:
+        """Seal a checkpoint when an event older than the interval is under none; True when one was sealed."""
+        last = self.store.latest_checkpoint()
+        oldest = self.store.oldest_appended_after(last.position if last else 0)
+        if oldest is None or (self.wall_clock() - oldest).total_seconds() < self.checkpoint_interval_s:
+            return False
+        self._seal()
+        return True
+
+    def _seal(self) -> None:
+        with self._sealing:  # the timer's thread and the consumer's never fold the same range twice
+            self.checkpoint()
+            self._last_checkpoint = self.clock()
 
     def _require_cause(self, signed: SignedEvent) -> None:
         meta = signed.event.meta

@@ -5,9 +5,11 @@ from __future__ import annotations
 from sqlalchemy.exc import OperationalError
 
 from contracts.registry import CONTRACTS
-from libs.bus.runtime import ServiceDefinition, TransientFailure
+from libs.bus.runtime import ServiceDefinition, Timer, TransientFailure
 from libs.events.codec import SignedEvent
-from libs.ledger import LedgerStore, write_checkpoint
+from libs.ledger import LedgerStore
+from libs.ledger.external_head import HeadFile, HeadLog, HeadSink
+from libs.ledger.sealing import seal_checkpoint
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
@@ -19,7 +21,14 @@ NAME = "ledger"
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     store = LedgerStore(settings.ledger_url)
     store.create_schema()
-    sink = LedgerSink(store, checkpoint=lambda: write_checkpoint(store, key))
+    heads: list[HeadSink] = [HeadFile(settings.ledger_head_path)]
+    if settings.ledger_head_log is not None:
+        heads.append(HeadLog(settings.ledger_head_log))
+    if (latest := store.latest_checkpoint()) is not None:  # a ledger from before the external heads; never backwards
+        for head in heads:
+            head.record(latest)
+    interval = settings.ledger_checkpoint_interval_s
+    sink = LedgerSink(store, checkpoint=lambda: seal_checkpoint(store, key, heads), checkpoint_interval_s=interval)
 
     def append(signed: SignedEvent) -> None:
         try:
@@ -27,4 +36,10 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         except OperationalError as exc:  # the database is away: retry, never drop an event
             raise TransientFailure(str(exc)) from exc
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, tuple(sorted(CONTRACTS)), sink=append)
+    return ServiceDefinition(
+        NAME,
+        MODELGUARD_VERSION,
+        tuple(sorted(CONTRACTS)),
+        sink=append,
+        timers=(Timer("checkpoint", max(0.5, interval / 2), sink.tick),),
+    )

@@ -56,7 +56,11 @@ def test_a_lost_incident_tail_passes_the_chain_but_not_the_checkpoint(
     assert verify_incident(checkpointed, sample_incident_id("cp-b"), registry).ok
     result = verify_checkpoints(checkpointed, registry)
     assert [p.position for p in result.problems] == [9, 9]
-    assert "events after it were removed" in result.problems[0].what
+    assert "events after position 8 missing" in result.problems[0].what
+    named = [p for p in result.problems if p.incident_id is not None]
+    assert [(p.incident_id, p.what) for p in named] == [
+        (sample_incident_id("cp-b"), "event 3 at position 9 is missing (checkpoint 9 lists it)")
+    ]
 
 
 def test_a_rewritten_head_hash_or_a_checkpoint_by_another_key_is_reported(
