@@ -26,11 +26,13 @@ from opentelemetry import trace
 from pydantic import BaseModel
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.delivery_policy import default_delivery_policy
 from libs.bus.external_input import ExternalInput
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.processed_inputs import ProcessedInputs
+from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
@@ -39,6 +41,9 @@ from libs.signing.keys import KeyRegistry, SigningKey
 from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
 
 log = logging.getLogger("modelguard.bus")
+
+BROKER_LOSS_CHECK_S = 3.0
+"""How often each consumer checks that its broker is still the one it read from (``broker_loss``)."""
 
 Handler = Callable[[SignedEvent], Sequence[BaseModel]]
 Sink = Callable[[SignedEvent], None]
@@ -157,6 +162,15 @@ class ServiceRuntime:
         self.health.ready = True
         self._background.append(asyncio.create_task(beat_forever(self.health)))
         self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
+        self._background.append(
+            asyncio.create_task(
+                watch_for_broker_loss(
+                    lambda: [getattr(sub, "consumer", None) for sub in self.broker.subscribers],
+                    BROKER_LOSS_CHECK_S,
+                    self.definition.name,
+                )
+            )
+        )
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
 
     async def _going_down(self) -> None:
@@ -349,6 +363,7 @@ def run_service(
         level=os.environ.get("MODELGUARD_LOG_LEVEL", "INFO"),
         format=f"%(asctime)s {definition.name} %(levelname)s %(name)s: %(message)s",
     )
+    collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
     runtime = ServiceRuntime(definition, settings, key, registry)
     if extend is not None:
         extend(runtime)
