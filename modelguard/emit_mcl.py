@@ -17,7 +17,7 @@ from libs.datahub.mcl.wire import encode_confluent
 from libs.datahub.mcp_file import load_mcp_file
 
 SUBJECT = "MetadataChangeLog_Versioned_v1-value"
-OFFLINE_SCHEMA_ID = 1  # any id: a consumer without a registry decodes with the SDK's shipped schema
+OFFLINE_SCHEMA_ID = 1  # one of SHIPPED_SCHEMA_IDS: a consumer without a registry decodes it with the shipped schema
 
 
 class ChangeSpecError(ValueError):
