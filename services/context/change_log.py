@@ -5,8 +5,9 @@ each with its previous value, so a regression's snapshot can carry what changed 
 Bounded: the newest ``max_rows`` records are kept. SQLite in the service's state folder.
 
 Idempotent: a change is kept once per (urn, aspect, change key), the key being the aspect's version in
-DataHub (``systemMetadata.version``) when the MCL carries it, else a timeseries value's ``timestampMillis``,
-else the MCL's ``created`` time, else the digest of the value; so a redelivered MCL is not logged again.
+DataHub (``systemMetadata.version``) when the MCL carries it, else a timeseries value's ``timestampMillis``
+(and its ``partitionSpec.partition``: one run per partition), else the MCL's ``created`` time, else the
+digest of the value; so a redelivered MCL is not logged again.
 """
 
 from __future__ import annotations
@@ -102,9 +103,12 @@ def change_key(mcl: DecodedMcl) -> str:
     """What tells this change from another of the same aspect: version, timestamp, created time or digest."""
     if mcl.aspect_version is not None:
         return f"{mcl.change_type}:version:{mcl.aspect_version}"
-    millis = (mcl.aspect_json or {}).get("timestampMillis")
+    value = mcl.aspect_json or {}
+    millis = value.get("timestampMillis")
     if isinstance(millis, int) and not isinstance(millis, bool):
-        return f"{mcl.change_type}:timestamp:{millis}"
+        partition = value.get("partitionSpec")
+        within = partition.get("partition") if isinstance(partition, dict) else None
+        return f"{mcl.change_type}:timestamp:{millis}" + (f":partition:{within}" if isinstance(within, str) else "")
     if mcl.created_time_millis is not None:
         return f"{mcl.change_type}:created:{mcl.created_time_millis}"
     digest = hashlib.sha256((_json(mcl.aspect_json) or "").encode()).hexdigest()

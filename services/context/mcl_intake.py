@@ -8,7 +8,8 @@ Every record ends exactly one way, counted in :class:`IntakeCounts` (kept in the
   dead-lettered with its first bytes only, its size and digest in the detail;
 - **skipped on purpose**, per reason: ``aspect-not-mirrored`` (valid, but the mirror keeps no such aspect),
   ``older-timeseries-run`` (a timeseries value older than the one the mirror has);
-- **applied** to the mirror (and logged in the change log when a diagnosis reads that aspect).
+- **applied** to the mirror (and logged in the change log when a diagnosis reads that aspect; a skipped
+  record is logged nowhere).
 
 With a position (the runtime's records), the mirror's state, the counts and the next offset are written
 in one transaction in :meth:`MclIntake.settle`, after the record's outcome is on the bus, so a crash
@@ -66,7 +67,7 @@ class MclIntake:
             else:
                 risk, applied = apply_upstream_mcl(mcl, self.mirror, self.dedup)
                 outcome = self._decided("applied") if applied == "applied" else self._decided("skipped", applied)
-                if self.change_log is not None:
+                if self.change_log is not None and applied == "applied":
                     self.change_log.record(mcl)
         except MclDecodeError as exc:
             reason = f"mcl-{exc.reason}".replace("_", "-")
