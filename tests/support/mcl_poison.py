@@ -136,7 +136,7 @@ def _schema(columns: int, *, type_name: str = "com.linkedin.schema.StringType") 
                 "nativeDataType": "VARCHAR(16777216)",
                 "recursive": False,
                 "isPartOfKey": False,
-                "description": "a column of the orders table, documented at length by its owners " * 2,
+                "description": "a column of the orders table",
             }
             for i in range(columns)
         ],
