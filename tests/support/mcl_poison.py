@@ -187,15 +187,18 @@ def poison_cases() -> list[PoisonCase]:
         "urn-two-parts",
         avro(
             _record(
-                DATASET, "ownership", OWNERSHIP, entityUrn="urn:li:dataset:(urn:li:dataPlatform:snowflake,db.orders)"
+                DATASET,
+                "ownership",
+                OWNERSHIP,
+                entityUrn="urn:li:dataset:(urn:li:dataPlatform:snowflake,poison.orders)",
             )
         ),
         "mcl-bad-urn",
     )
-    dead("json-urn-not-an-urn", json.dumps({**json_ownership, "entityUrn": "dataset-1"}).encode(), "mcl-bad-urn")
+    dead("json-urn-not-an-urn", json.dumps({**json_ownership, "entityUrn": "poison-dataset-1"}).encode(), "mcl-bad-urn")
     dead(
         "urn-unbalanced",
-        avro(_record(MODEL, "status", STATUS, entityUrn="urn:li:mlModel:((urn:li:dataPlatform:mlflow,m,PROD)")),
+        avro(_record(MODEL, "status", STATUS, entityUrn="urn:li:mlModel:((urn:li:dataPlatform:mlflow,poison,PROD)")),
         "mcl-bad-urn",
     )
     dead("urn-null", avro(_record(DATASET, "status", STATUS, entityUrn=None)), "mcl-bad-urn")

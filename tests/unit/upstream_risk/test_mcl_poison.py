@@ -48,6 +48,7 @@ def test_a_malformed_record_is_dead_lettered_with_its_reason_and_changes_nothing
     assert intake.counts.dead_lettered == {case.reason: 1} and intake.counts.applied == 0
     assert intake.mirror.aspect_json(DATASET, "ownership") is None
     assert intake.mirror.aspect_json(DATASET, "schemaMetadata") is None
+    assert intake.mirror.entity_count == 0  # nothing indexed either
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.verdict == "skipped"], ids=lambda c: c.name)
