@@ -1,6 +1,7 @@
 """DataHub's MetadataChangeLog records in, UpstreamRiskDetected out: validate as untrusted, mirror, detect.
 
-Every record ends exactly one way, counted in :class:`IntakeCounts` (kept in the mirror):
+Every record ends exactly one way, counted in :class:`IntakeCounts` (kept in the mirror, and logged as
+one JSON object every ``log_counts_every`` records):
 
 - **dead-lettered** with a reason (``mcl-<decode failure>``): it failed a check of
   :class:`~libs.datahub.mcl.decoder.MclDecoder` (framing, schema id, envelope, URN, entity registry,
@@ -37,6 +38,7 @@ from services.context.upstream_risk_dedup import RiskDeduplicator
 
 UPSTREAM_RISK = "upstream-risk"
 NOT_MIRRORED = "aspect-not-mirrored"
+LOG_COUNTS_EVERY = 1_000
 
 log = logging.getLogger("modelguard.context.mcl")
 
@@ -50,10 +52,13 @@ class MclIntake:
         mirror: MetadataMirror,
         dedup: RiskDeduplicator,
         change_log: ChangeLog | None = None,
+        *,
+        log_counts_every: int = LOG_COUNTS_EVERY,
     ) -> None:
         self.decoder, self.mirror, self.dedup, self.change_log = decoder, mirror, dedup, change_log
         self.counts = IntakeCounts.from_json(mirror.meta(COUNTS_META_KEY))
         self._outcome: tuple[Outcome, str] | None = None
+        self._log_counts_every = log_counts_every
 
     def __call__(self, raw: bytes, position: InputPosition | None = None) -> list[FirstEvent]:
         """The record's first events; raises RejectedInput (dead letter) or TransientFailure (retry).
@@ -97,9 +102,10 @@ class MclIntake:
         if self._outcome is not None:
             self.counts.add(*self._outcome)
             self._outcome = None
-        self.mirror.flush(
-            {(position.topic, position.partition): position.offset + 1}, {COUNTS_META_KEY: self.counts.to_json()}
-        )
+        counts = self.counts.to_json()
+        self.mirror.flush({(position.topic, position.partition): position.offset + 1}, {COUNTS_META_KEY: counts})
+        if self.counts.total % self._log_counts_every == 0:
+            log.info("mcl intake counts %s", counts)  # one JSON object: applied, skipped and dead_lettered by reason
 
     def stored_offsets(self) -> Mapping[tuple[str, int], int]:
         """The next offset to consume per partition, as the mirror last committed it."""

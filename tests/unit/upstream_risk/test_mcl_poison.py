@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import logging
+
 import pytest
 
 from libs.bus.external_input import InputPosition
@@ -130,3 +133,19 @@ def test_an_unsettled_record_leaves_the_stored_offset_where_it_was_so_it_comes_a
     assert reopened.committed_offsets() == {(TOPIC, 0): 1}
     assert reopened.aspect_json(good.urn, good.aspect_name) is not None
     assert IntakeCounts.from_json(reopened.meta(COUNTS_META_KEY)).applied == 1
+
+
+def test_the_counts_are_logged_as_one_json_object_every_n_settled_records(caplog: pytest.LogCaptureFixture) -> None:
+    intake = MclIntake(
+        MclDecoder(schema_resolver_for(None)),
+        MetadataMirror.in_memory(),
+        RiskDeduplicator.in_memory(),
+        log_counts_every=2,
+    )
+    skipped = next(c for c in CASES if c.verdict == "skipped")
+    with caplog.at_level(logging.INFO, logger="modelguard.context.mcl"):
+        for offset in range(4):
+            intake(skipped.raw, InputPosition(TOPIC, 0, offset))
+            intake.settle([], InputPosition(TOPIC, 0, offset))
+    logged = [json.loads(r.getMessage().removeprefix("mcl intake counts ")) for r in caplog.records]
+    assert [entry["skipped"] for entry in logged] == [{skipped.reason: 2}, {skipped.reason: 4}]
