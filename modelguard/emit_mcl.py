@@ -18,7 +18,7 @@ from libs.datahub.mcp_file import load_mcp_file
 from libs.yaml_errors import yaml_error_line
 
 SUBJECT = "MetadataChangeLog_Versioned_v1-value"
-OFFLINE_SCHEMA_ID = 1  # any id: a consumer without a registry decodes with the SDK's shipped schema
+OFFLINE_SCHEMA_ID = 1  # one of SHIPPED_SCHEMA_IDS: a consumer without a registry decodes it with the shipped schema
 
 
 class ChangeSpecError(ValueError):

@@ -2,11 +2,17 @@
 
 They are not signed envelopes, so they skip envelope verification and the processed-inputs table; each
 handler decodes its own bytes as untrusted and answers with the first events of new incidents.
+
+An external input may keep its own offsets beside its state (``stored_offsets``): the runtime then seeks
+each assigned partition to the stored offset, so what the input persisted decides where it resumes, not
+the group's committed offset. ``settled`` is called once per record after its outcome is on the bus
+(first events published, or the dead letter sent), with the record's position: the place to commit state
+and offset together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -22,8 +28,22 @@ class FirstEvent:
 
 
 @dataclass(frozen=True)
+class InputPosition:
+    """Where a record was read: topic, partition, offset."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+def _nothing_to_settle(_events: Sequence[FirstEvent], _position: InputPosition) -> None:
+    return None
+
+
+@dataclass(frozen=True)
 class ExternalInput:
     name: str
     topics: tuple[str, ...]
-    handle: Callable[[bytes], Sequence[FirstEvent]]
-    after_publish: Callable[[Sequence[FirstEvent]], None] = field(default=lambda _events: None)
+    handle: Callable[[bytes, InputPosition], Sequence[FirstEvent]]
+    settled: Callable[[Sequence[FirstEvent], InputPosition], None] = field(default=_nothing_to_settle)
+    stored_offsets: Callable[[], Mapping[tuple[str, int], int]] | None = None

@@ -28,11 +28,12 @@ from pydantic import BaseModel
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.delivery_policy import default_delivery_policy
-from libs.bus.external_input import ExternalInput
+from libs.bus.external_input import ExternalInput, InputPosition
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.bus.repeated_log_lines import collapse_repeated_lines
+from libs.bus.resume_listener import ResumeFromStoredOffsets
 from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
@@ -46,6 +47,7 @@ BROKER_LOSS_CHECK_S = 3.0
 """How often each consumer checks that its broker is still the one it read from (``broker_loss``)."""
 
 Handler = Callable[[SignedEvent], Sequence[BaseModel]]
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024  # produced (max_request_size) and fetched (max_partition_fetch_bytes)
 Sink = Callable[[SignedEvent], None]
 
 
@@ -64,12 +66,17 @@ class TransientFailure(RuntimeError):
 
 
 class RejectedInput(ValueError):
-    """A handler's verdict that a well-formed event cannot be processed; it goes to the dead-letter topic."""
+    """A handler's verdict that a well-formed event cannot be processed; it goes to the dead-letter topic.
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    ``keep``: what the dead letter carries instead of the whole input (an oversize input's first bytes; the
+    detail then says its size and digest). None: the input itself.
+    """
+
+    def __init__(self, reason: str, detail: str = "", keep: bytes | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.keep = keep
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ def make_broker(settings: Settings, service: str, telemetry: ServiceTelemetry | 
         settings.kafka_bootstrap,
         client_id=f"modelguard-{service}",
         enable_idempotence=settings.kafka_idempotence,
-        max_request_size=8 * 1024 * 1024,
+        max_request_size=MAX_MESSAGE_BYTES,
         middlewares=[
             KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
         ],
@@ -146,14 +153,20 @@ class ServiceRuntime:
             ack_policy=AckPolicy.NACK_ON_ERROR,
         )(self.on_message)
         for external in definition.external:
-            self.broker.subscriber(
+            resume = None if external.stored_offsets is None else ResumeFromStoredOffsets(external.stored_offsets)
+            subscriber = self.broker.subscriber(
                 *external.topics,
                 group_id=f"modelguard-{definition.name}-{external.name}",
                 auto_offset_reset="earliest",
                 session_timeout_ms=settings.kafka_session_timeout_ms,
                 heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
                 ack_policy=AckPolicy.NACK_ON_ERROR,
-            )(self._external_consumer(external))
+                max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
+                listener=resume,
+            )
+            subscriber(self._external_consumer(external))
+            if resume is not None:
+                resume.subscriber = subscriber
 
     async def _announce_ready(self) -> None:
         ready = self.settings.run_dir / f"{self.definition.name}.ready"
@@ -264,19 +277,24 @@ class ServiceRuntime:
             record: Any = msg.raw_message
             source = f"{record.topic}/{record.partition}@{record.offset}"
             raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
+            position = InputPosition(record.topic, record.partition, record.offset)
             self.metrics.received(record.topic)
             try:
-                firsts = await asyncio.to_thread(external.handle, raw)
+                firsts = await asyncio.to_thread(external.handle, raw, position)
             except RejectedInput as exc:
-                await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
+                kept = raw if exc.keep is None else exc.keep
+                await self.dead_letter(kept, exc.reason, exc.detail, source, record.key)
+                await asyncio.to_thread(external.settled, (), position)
                 return
             except TransientFailure as exc:
                 if await self._retry_or_give_up(_digest(raw), source, exc, raw, source, record.key):
                     raise
+                await asyncio.to_thread(external.settled, (), position)  # dead-lettered: counted and moved past
                 return
             except Exception as exc:  # bad bytes must not stop the service
                 detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
                 await self.dead_letter(raw, "handler-error", detail, source, record.key)
+                await asyncio.to_thread(external.settled, (), position)
                 return
             for first in firsts:
                 event = next_event(
@@ -288,7 +306,7 @@ class ServiceRuntime:
                     extra_input_digests=[first.input_digest],
                 )
                 await self._publish_first(seal(event, self.key))
-            external.after_publish(firsts)
+            await asyncio.to_thread(external.settled, firsts, position)
 
         return on_external
 

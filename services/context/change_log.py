@@ -3,10 +3,16 @@ reads (schema versions, assertion runs, profiles, incidents, model properties, j
 each with its previous value, so a regression's snapshot can carry what changed upstream before it.
 
 Bounded: the newest ``max_rows`` records are kept. SQLite in the service's state folder.
+
+Idempotent: a change is kept once per (urn, aspect, change key), the key being the aspect's version in
+DataHub (``systemMetadata.version``) when the MCL carries it, else a timeseries value's ``timestampMillis``
+(and its ``partitionSpec.partition``: one run per partition), else the MCL's ``created`` time, else the
+digest of the value; so a redelivered MCL is not logged again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from datetime import UTC, datetime
@@ -36,15 +42,21 @@ CREATE TABLE IF NOT EXISTS changes (
     time_ms INTEGER,
     actor TEXT,
     previous TEXT,
-    current TEXT
+    current TEXT,
+    change_key TEXT
 );
 """
+UNIQUE_CHANGE = "CREATE UNIQUE INDEX IF NOT EXISTS one_change ON changes (entity_urn, aspect, change_key)"
 
 
 class ChangeLog:
     def __init__(self, connection: sqlite3.Connection, max_rows: int = DEFAULT_MAX_ROWS) -> None:
         self.db, self.max_rows = connection, max_rows
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(changes)")}
+        if "change_key" not in columns:  # a log written before changes were deduplicated
+            self.db.execute("ALTER TABLE changes ADD COLUMN change_key TEXT")
+        self.db.execute(UNIQUE_CHANGE)
 
     @classmethod
     def open(cls, path: Path, max_rows: int = DEFAULT_MAX_ROWS) -> ChangeLog:
@@ -53,12 +65,13 @@ class ChangeLog:
         return cls(sqlite3.connect(path, isolation_level=None, check_same_thread=False), max_rows)
 
     def record(self, mcl: DecodedMcl) -> bool:
-        """Keep the change when its aspect is one a diagnosis reads; True when kept."""
+        """Keep the change when its aspect is one a diagnosis reads and it is not logged yet; True when kept."""
         if mcl.aspect_name not in LOGGED_ASPECTS or not mcl.urn.startswith("urn:li:"):
             return False
-        self.db.execute(
-            "INSERT INTO changes (entity_urn, entity_type, aspect, change_type, time_ms, actor, previous, current)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        inserted = self.db.execute(
+            "INSERT OR IGNORE INTO changes"
+            " (entity_urn, entity_type, aspect, change_type, time_ms, actor, previous, current, change_key)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 mcl.urn,
                 mcl.entity_type,
@@ -68,8 +81,11 @@ class ChangeLog:
                 mcl.created_actor,
                 _json(mcl.previous_aspect_json),
                 _json(mcl.aspect_json),
+                change_key(mcl),
             ),
-        )
+        ).rowcount
+        if not inserted:
+            return False
         self.db.execute(
             "DELETE FROM changes WHERE position <= (SELECT MAX(position) FROM changes) - ?", (self.max_rows,)
         )
@@ -81,6 +97,22 @@ class ChangeLog:
             " FROM changes ORDER BY position"
         ).fetchall()
         return [_change(*row) for row in rows]
+
+
+def change_key(mcl: DecodedMcl) -> str:
+    """What tells this change from another of the same aspect: version, timestamp, created time or digest."""
+    if mcl.aspect_version is not None:
+        return f"{mcl.change_type}:version:{mcl.aspect_version}"
+    value = mcl.aspect_json or {}
+    millis = value.get("timestampMillis")
+    if isinstance(millis, int) and not isinstance(millis, bool):
+        partition = value.get("partitionSpec")
+        within = partition.get("partition") if isinstance(partition, dict) else None
+        return f"{mcl.change_type}:timestamp:{millis}" + (f":partition:{within}" if isinstance(within, str) else "")
+    if mcl.created_time_millis is not None:
+        return f"{mcl.change_type}:created:{mcl.created_time_millis}"
+    digest = hashlib.sha256((_json(mcl.aspect_json) or "").encode()).hexdigest()
+    return f"{mcl.change_type}:sha256:{digest}"
 
 
 def _json(value: dict | None) -> str | None:

@@ -46,7 +46,7 @@ from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from libs.canonical_json import canonical_bytes, sha256_hex
 from libs.datahub.mcl.events import DecodedMcl
 from libs.datahub.mcl.impact import Impact, ImpactReport
-from libs.datahub.mcl.mirror import MetadataMirror
+from libs.datahub.mcl.mirror import Applied, MetadataMirror
 from libs.datahub.mcl.mirror_impact import merge_reports
 from libs.datahub.mcl.schema_field_urn import column_of
 from services.context.upstream_job_diff import INFO_ASPECT, IO_ASPECT, info_change, input_output_change
@@ -95,11 +95,18 @@ def handle_upstream_mcl(
 
     The caller publishes the result and then calls ``dedup.remember(risk.change_fingerprint, now)``.
     """
+    return apply_upstream_mcl(mcl, mirror, dedup)[0]
+
+
+def apply_upstream_mcl(
+    mcl: DecodedMcl, mirror: MetadataMirror, dedup: RiskDeduplicator
+) -> tuple[UpstreamRiskDetected | None, Applied]:
+    """:func:`handle_upstream_mcl`, and what the mirror did with the MCL (applied, or skipped and why)."""
     risk = detect_upstream_risk(mcl, mirror)
-    mirror.apply(mcl)
+    applied = mirror.apply(mcl)
     if risk is None or dedup.seen(risk.change_fingerprint):
-        return None
-    return risk
+        return None, applied
+    return risk, applied
 
 
 def detect_upstream_risk(mcl: DecodedMcl, mirror: MetadataMirror) -> UpstreamRiskDetected | None:

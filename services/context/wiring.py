@@ -63,5 +63,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         RiskDeduplicator.open(settings.state_dir(NAME) / "upstream-risks.sqlite"),
         change_log,
     )
-    mcl = ExternalInput("datahub-mcl", settings.mcl_topics, handle=intake, after_publish=intake.remember)
+    mcl = ExternalInput(
+        "datahub-mcl", settings.mcl_topics, handle=intake, settled=intake.settle, stored_offsets=intake.stored_offsets
+    )
     return ServiceDefinition(NAME, MODELGUARD_VERSION, ("RegressionDetected",), handler=handle, external=(mcl,))

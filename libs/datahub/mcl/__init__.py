@@ -6,11 +6,13 @@ Decoding, cheapest step first (every step treats its input as untrusted and fail
 1. :mod:`wire` (Confluent-framed Avro; writer schema by id through :mod:`schema_registry`, or the SDK's
    shipped schema from :mod:`avro_schema` when no registry is configured) or :mod:`json_mcl` turn
    bytes into an MCL record;
-2. :mod:`prefilter` drops records whose entityType/aspectName/changeType the mirror does not keep,
-   before the aspect JSON is parsed;
-3. :mod:`decoder` checks the envelope and parses the aspect JSON strictly (:mod:`strict_json`) into a
-   :class:`events.DecodedMcl`, whose typed SDK aspect (:mod:`aspect_decode`, the expensive step) is
-   built only when read.
+2. :mod:`decoder` validates every record: the envelope (change type, the URN with :mod:`urn_check`, the
+   entity type and aspect with :mod:`entity_registry`), each aspect value's size (:mod:`intake_limits`,
+   the central policy), content type, UTF-8 and strict JSON (:mod:`strict_json`);
+3. :mod:`prefilter` then drops records whose entityType/aspectName/changeType the mirror does not keep,
+   without converting them to SDK classes;
+4. a kept record's aspect is converted to its SDK class and validated (:mod:`aspect_decode`, the
+   expensive step) into a :class:`events.DecodedMcl`, the typed value cached on it.
 
 Mirror: :mod:`mirror` applies decoded MCLs; :mod:`aspect_facts` says what an aspect contributes
 (lineage pairs from the SDK's Relationship annotations, column pairs, deployments, owners, removal);

@@ -7,8 +7,9 @@ Run with ``python -m libs.datahub.mcl.bench [--events N] [--entities N] [--edges
   mirrored (schemaMetadata with previousAspectValue, ownership, upstreamLineage, status), decoded by
   :class:`MclDecoder` and applied to a :class:`MetadataMirror` on an SQLite file (features and models
   sit downstream of 1% of the datasets, so some schema changes are risks), flushed with offsets
-  every 1,000 events. Reported as decode+apply; decode+apply with every kept aspect converted to its
-  SDK class eagerly (what a non-lazy decoder would cost); and, when given, with a step run before each
+  every 1,000 events. Reported as decode+apply (the decoder validates every event and converts each kept
+  aspect to its SDK class); decode+apply with each kept event's previous value converted too; and, when
+  given, with a step run before each
   apply (``services.context.upstream_risk_bench`` passes risk detection: the context service's path).
 - :func:`bench_impact_query`: a generated layered graph (raw datasets -> jobs -> derived datasets ->
   features -> models, upstreams drawn from a window of the layer above) indexed with

@@ -1,10 +1,10 @@
 """A decoded MetadataChangeLog event, as the mirror and risk detection consume it.
 
 The aspect JSON is parsed strictly when the event is decoded (bad JSON and NaN fail there, with the
-event). The typed SDK aspect — the expensive step, 0.1 to 1 ms for a schemaMetadata — is built on first
-access of :attr:`DecodedMcl.aspect` / :attr:`DecodedMcl.previous_aspect` and cached, so events that
-nothing reads typed (a schemaMetadata of a dataset with no model downstream) never pay for it.
-Accessing them can raise :class:`~libs.datahub.mcl.decode_error.MclDecodeError` (``bad_aspect``).
+event). The typed SDK aspect — the expensive step, 0.1 to 1 ms for a schemaMetadata — is built once and
+cached: :class:`~libs.datahub.mcl.decoder.MclDecoder` builds it for every event it keeps (so nothing
+unvalidated is stored); the previous value is built on first access of :attr:`DecodedMcl.previous_aspect`.
+Building them can raise :class:`~libs.datahub.mcl.decode_error.MclDecodeError` (``bad_aspect``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ class DecodedMcl:
     run_id: str | None = None
     aspect_text: str | None = None
     """The aspect JSON exactly as received (stored by the mirror without re-serialising)."""
+    aspect_version: str | None = None
+    """``systemMetadata.version``: the aspect's version in DataHub when the server sent it."""
     decode_typed: AspectDecoder = field(default=decode_aspect, repr=False, compare=False)
 
     @cached_property

@@ -27,7 +27,7 @@ import json
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from datahub.emitter.aspect import ASPECT_MAP
 from datahub.emitter.serialization_helper import pre_json_transform
@@ -58,6 +58,9 @@ from libs.datahub.mcp_file import AspectRecord
 BOOTSTRAP_META_KEY = "bootstrapped_from"
 FACTS_META_KEY = "facts_format"
 DEFAULT_FLUSH_EVERY = 10_000
+
+Applied = Literal["applied", "older-timeseries-run", "not-mirrored"]
+"""What :meth:`MetadataMirror.apply` did: applied, or skipped on purpose and why."""
 
 
 @cache
@@ -121,20 +124,20 @@ class MetadataMirror:
 
     # --- applying MCLs ---------------------------------------------------------------------------------
 
-    def apply(self, mcl: DecodedMcl) -> None:
+    def apply(self, mcl: DecodedMcl) -> Applied:
         """Apply one decoded MCL. Raises MclDecodeError when an indexed aspect does not decode (state unchanged)."""
         if mcl.aspect_name is None:
-            return
+            return "not-mirrored"
         if mcl.change_type == ChangeTypeClass.DELETE:
             if mcl.aspect_name in KEY_ASPECT_NAMES:
                 self._delete_entity(mcl.urn)
             else:
                 self._delete_aspect(mcl.urn, mcl.aspect_name)
-            return
+            return "applied"
         if mcl.aspect_json is None:
-            return
+            return "not-mirrored"
         typed = mcl.aspect if mcl.aspect_name in indexed_aspects() else None
-        self._upsert(mcl.urn, mcl.entity_type, mcl.aspect_name, mcl.aspect_json, mcl.aspect_text, typed)
+        return self._upsert(mcl.urn, mcl.entity_type, mcl.aspect_name, mcl.aspect_json, mcl.aspect_text, typed)
 
     def flush(self, offsets: Mapping[TopicPartition, int] | None = None, meta: Mapping[str, str] | None = None) -> None:
         """Persist pending changes and, in the same transaction, the next offset to consume per partition."""
@@ -143,6 +146,10 @@ class MetadataMirror:
         self._store.write(upserts, deletes, sorted(self._pending_entity_deletes), offsets, meta)
         self._pending.clear()
         self._pending_entity_deletes.clear()
+
+    def meta(self, key: str) -> str | None:
+        """A value the last flushes stored under ``key`` (pending meta is written by the next flush)."""
+        return self._store.meta(key)
 
     def committed_offsets(self) -> dict[TopicPartition, int]:
         """Next offset to consume per (topic, partition), as persisted by the last flush."""
@@ -205,11 +212,11 @@ class MetadataMirror:
         aspect_json: dict[str, Any],
         aspect_text: str | None,
         typed: _Aspect | None,
-    ) -> None:
+    ) -> Applied:
         if aspect_name not in mirrored_aspects():
-            return
+            return "not-mirrored"
         if aspect_name in timeseries_aspects() and not self._is_newest_run(urn, aspect_name, aspect_json):
-            return
+            return "older-timeseries-run"
         facts = facts_of(urn, aspect_name, typed) if typed is not None else None
         text = aspect_text if aspect_text is not None else json.dumps(aspect_json, separators=(",", ":"))
         stored_facts = facts_to_json(facts) if facts is not None else None
@@ -218,6 +225,7 @@ class MetadataMirror:
             self._index(urn, aspect_name, facts)
         if len(self._pending) >= self._flush_every:
             self.flush()
+        return "applied"
 
     def _is_newest_run(self, urn: str, aspect_name: str, aspect_json: dict[str, Any]) -> bool:
         millis = aspect_json.get("timestampMillis")

@@ -11,7 +11,8 @@ The mirror keeps two kinds of aspects:
 
 A DELETE of an entity's key aspect (the whole entity is deleted) is relevant too. Everything else — usage
 statistics, browse paths, properties, profiles, operations, most events on a busy DataHub — is dropped
-after the Avro decode, without parsing the aspect JSON or building SDK objects.
+after :class:`~libs.datahub.mcl.decoder.MclDecoder` has validated it (envelope, URN, registry, size,
+strict JSON), without building SDK objects.
 """
 
 from __future__ import annotations

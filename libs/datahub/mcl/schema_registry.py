@@ -3,8 +3,9 @@
 Schema ids are never hard-coded. DataHub has published several MCL schema versions under different ids
 (2/3, 11/12, 18/19 have been seen), so when a registry is configured every id is resolved through it
 (DataHub's built-in registry answers the Confluent REST API at ``<gms>/schema-registry/api/``). Only when
-no registry is configured does :class:`ShippedSchemaResolver` map every id to the MCL schema shipped in
-acryl-datahub, which round-trips with what the SDK and recent servers write.
+no registry is configured does :class:`ShippedSchemaResolver` map the ids known to name the MCL schema
+shipped in acryl-datahub (:data:`SHIPPED_SCHEMA_IDS`) to it; any other id is unknown and its messages are
+dead-lettered, never decoded with a schema they were perhaps not written with.
 
 Errors are split by what the consumer should do:
 
@@ -55,14 +56,26 @@ class SchemaResolver(Protocol):
         ...
 
 
+SHIPPED_SCHEMA_IDS = frozenset({1, 18, 19})
+"""Ids whose writer schema is the one shipped in acryl-datahub: 18/19, the newest DataHub MCL schemas
+(versioned, timeseries), and 1, what ``modelguard emit-mcl`` writes without a registry."""
+
+
 class ShippedSchemaResolver:
-    """Offline resolver: every id maps to the MCL schema shipped in acryl-datahub.
+    """Offline resolver: the ids in ``schema_ids`` map to the MCL schema shipped in acryl-datahub.
 
     Use it only when no schema registry is configured (see :func:`schema_resolver_for`): with a registry,
-    an id must name the schema it was written with.
+    an id must name the schema it was written with. Any other id raises :class:`UnknownSchemaId`.
     """
 
+    def __init__(self, schema_ids: frozenset[int] = SHIPPED_SCHEMA_IDS) -> None:
+        self.schema_ids = schema_ids
+
     def resolve(self, schema_id: int) -> ParsedSchema:
+        if schema_id not in self.schema_ids:
+            known = ", ".join(str(i) for i in sorted(self.schema_ids))
+            detail = f"no schema registry is configured and only ids {known} name the shipped schema"
+            raise UnknownSchemaId(schema_id, detail)
         return shipped_mcl_schema()
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from datahub.metadata.schema_classes import DatasetPropertiesClass, StatusClass
 
 from libs.datahub.mcl.aspect_decode import TypedAspect, decode_aspect
+from libs.datahub.mcl.decode_error import MclDecodeError
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.prefilter import MclPrefilter, lineage_aspects, mirrored_aspects
 from libs.datahub.mcl.schema_registry import ShippedSchemaResolver
@@ -28,22 +30,31 @@ def test_lineage_aspects_come_from_the_sdk_s_relationship_annotations() -> None:
     assert {"schemaMetadata", "ownership", "assertionRunEvent", "incidentInfo", "status"} <= mirrored_aspects()
 
 
-def test_irrelevant_aspects_are_skipped_without_parsing_or_converting_them() -> None:
+def test_irrelevant_aspects_are_validated_then_skipped_without_converting_them() -> None:
     counting = _CountingAspectDecoder()
     decoder = MclDecoder(ShippedSchemaResolver(), aspect_decoder=counting)
     irrelevant = mcl_record(Churn.RAW, "datasetProperties", DatasetPropertiesClass(name="customers"))
-    irrelevant["aspect"]["value"] = b"{this is not even JSON"  # parsing it would raise
     usage = mcl_record(Churn.RAW, "datasetUsageStatistics", {"timestampMillis": 1, "eventGranularity": None})
 
     assert decoder.decode_avro(avro_message(irrelevant)) is None
     assert decoder.decode_avro(avro_message(usage)) is None
+    assert counting.calls == []  # skipped aspects are never converted to SDK classes
     kept = decoder.decode_avro(avro_message(mcl_record(Churn.RAW, "status", StatusClass(removed=True))))
 
     assert kept is not None
     assert (decoder.counts.skipped, decoder.counts.kept) == (2, 1)
-    assert counting.calls == []  # nothing converted yet: the typed aspect is built on first read
+    assert counting.calls == ["status"]  # a kept aspect is validated with its SDK class once, when decoded
     assert kept.aspect == StatusClass(removed=True) and kept.aspect is kept.aspect
     assert counting.calls == ["status"]
+
+
+def test_an_irrelevant_aspect_that_is_not_json_is_refused_not_skipped() -> None:
+    irrelevant = mcl_record(Churn.RAW, "datasetProperties", DatasetPropertiesClass(name="customers"))
+    irrelevant["aspect"]["value"] = b"{this is not even JSON"
+
+    with pytest.raises(MclDecodeError) as caught:
+        MclDecoder(ShippedSchemaResolver()).decode_avro(avro_message(irrelevant))
+    assert caught.value.reason == "bad_aspect_json"
 
 
 def test_an_entity_deletion_is_kept_even_though_key_aspects_are_not_mirrored() -> None:

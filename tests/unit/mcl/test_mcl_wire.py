@@ -83,7 +83,7 @@ def test_the_sdk_s_own_mcl_class_encodes_with_the_shipped_schema() -> None:
     )
     record = {**sdk_mcl.to_obj(), "aspect": {"value": b'{"owners": []}', "contentType": "application/json"}}
 
-    decoded = decode_confluent(encode_confluent(3, record, shipped_mcl_schema()), ShippedSchemaResolver())
+    decoded = decode_confluent(encode_confluent(19, record, shipped_mcl_schema()), ShippedSchemaResolver())
 
     assert decoded["aspect"] == {"value": b'{"owners": []}', "contentType": "application/json"}
 
@@ -129,5 +129,14 @@ def test_mutated_messages_either_decode_or_raise_a_decode_error_never_anything_e
         "bad_aspect_json",
         "non_finite_number",
         "unsupported_content_type",
+        "unknown_change_type",
+        "bad_urn",
+        "urn_entity_mismatch",
+        "unknown_entity_type",
+        "missing_aspect",
+        "unknown_aspect",
+        "aspect_not_of_entity",
+        "invalid_utf8",
+        "bad_aspect",
     }
     assert "corrupt_avro" in reasons
