@@ -40,6 +40,7 @@ def wait_until(condition, timeout_s: float) -> bool:  # type: ignore[no-untyped-
     return condition()
 
 
+@pytest.mark.timeout(1200)
 def test_incidents_in_flight_and_after_a_broker_restart_all_complete_after_one_republish(tmp_path: Path) -> None:
     if os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"):
         pytest.skip("restarts the embedded broker; an external Kafka is not ours to restart")

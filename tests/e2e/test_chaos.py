@@ -19,6 +19,7 @@ INCIDENTS = int(os.environ.get("MODELGUARD_CHAOS_INCIDENTS", "20"))
 KILLS = int(os.environ.get("MODELGUARD_CHAOS_KILLS", "22"))
 
 
+@pytest.mark.timeout(2700)
 def test_incidents_survive_random_sigkills_exactly_once(tmp_path: Path) -> None:
     with running_stack(tmp_path / "home") as stack:
         reports = synthetic_reports(stack.settings, INCIDENTS)
