@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench diagnosis fixtures/scenarios fixtures/repos
 	$(PY) -m modelguard bench pipeline
 	$(PY) -m modelguard bench chaos
+	$(PY) -m modelguard bench broker-restart
 	$(PY) -m services.context.upstream_risk_bench
 
 stack-up: $(STAMP)

@@ -28,6 +28,7 @@ from libs.ledger.bench import bench_ledger
 from libs.ledger.local_postgres import PostgresUnavailable, throwaway_cluster
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
+from modelguard.broker_restart import republish_once, run_broker_restart
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
@@ -119,6 +120,18 @@ def run_chaos_bench(n: int, kills: int, out: Path = Path("out/bench-chaos")) -> 
         stack_down(settings)
     print("\n".join(figures.lines()))
     return 0 if figures.completed == n and not figures.duplicated and figures.ledger_verified else 1
+
+
+def run_broker_restart_bench(out: Path = Path("out/bench-broker-restart")) -> int:
+    """Incidents in flight when the embedded broker is lost and after a new one comes up (``broker_restart``)."""
+    home = out / "stack"
+    shutil.rmtree(home, ignore_errors=True)
+    os.environ["MODELGUARD_HOME"] = str(home)
+    settings = load_settings()
+    print("losing the broker with 2 incidents in flight, then 2 more on a new one and one republish ...")
+    figures = run_broker_restart(settings, synthetic_reports, republish_once(settings), in_flight=2, after=2)
+    print("\n".join(figures.lines()))
+    return 0 if not figures.lost and not figures.duplicated else 1
 
 
 def run_bench(n: int, out: Path = Path("out/bench")) -> int:

@@ -213,6 +213,10 @@ def _bench(args: argparse.Namespace) -> int:
             if not folder.is_dir():
                 raise CliError(f"{folder} is not a folder of bundles")
         return run_diagnosis_bench(folders, args.json)
+    if args.target == "broker-restart":
+        from modelguard.bench import run_broker_restart_bench
+
+        return run_broker_restart_bench()
     if args.target == "chaos":
         from modelguard.bench import run_chaos_bench
 
@@ -419,9 +423,12 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench",
         help="pipeline: synthetic incidents through the stack; chaos: the same with services killed; "
+        "broker-restart: the broker lost mid-flight; "
         "diagnosis DIR: accuracy over bundles",
     )
-    bench.add_argument("target", nargs="?", choices=["pipeline", "chaos", "diagnosis"], default="pipeline")
+    bench.add_argument(
+        "target", nargs="?", choices=["pipeline", "chaos", "broker-restart", "diagnosis"], default="pipeline"
+    )
     bench.add_argument(
         "folder",
         nargs="*",
