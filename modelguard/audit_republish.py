@@ -9,7 +9,9 @@ output lost with the broker comes back too.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from contracts.registry import contract_for
 from libs.bus.producer import publish_signed
@@ -49,6 +51,56 @@ def unfinished_last_events(store: LedgerStore, registry: KeyRegistry, incident_i
 
 def resend(bootstrap: str, resends: list[Resend], idempotence: bool = False) -> None:
     asyncio.run(publish_signed(bootstrap, [r.signed for r in resends], idempotence))
+
+
+@dataclass
+class Republished:
+    """What a republish did: every event sent, by round, and where each incident stands at the end."""
+
+    rounds: list[list[Resend]] = field(default_factory=list)
+    moved: list[str] = field(default_factory=list)
+    """incidents that logged a new event after their re-send"""
+    waiting: dict[str, str] = field(default_factory=dict)
+    """incidents that had not moved by the deadline -> the event they are still at"""
+
+
+def republish_until_moved(
+    send: Callable[[list[Resend]], None],
+    store: LedgerStore,
+    registry: KeyRegistry,
+    incident_id: str | None,
+    wait_s: float,
+    resend_every_s: float = 10.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Republished:
+    """Re-send the last event of every unfinished incident, then watch the ledger until each has logged a new
+    event or ``wait_s`` has passed, re-sending (every ``resend_every_s``, doubling) those that have not: an event
+    can be lost again (a broker still settling, a consumer group still joining). ``wait_s`` 0 sends once."""
+    result = Republished()
+    first = unfinished_last_events(store, registry, incident_id)
+    if not first:
+        return result
+    send(first)
+    result.rounds.append(first)
+    pending = {r.signed.event.meta.incident_id: r for r in first}
+    deadline = clock() + wait_s
+    next_send, interval = clock() + resend_every_s, resend_every_s
+    while pending and clock() < deadline:
+        sleep(min(0.5, max(0.0, deadline - clock())))
+        for incident, sent in list(pending.items()):
+            head = store.incident_events(incident)
+            if head and head[-1].event_id != sent.signed.event.meta.event_id:
+                result.moved.append(incident)
+                del pending[incident]
+        if pending and clock() >= next_send:
+            again = list(pending.values())
+            send(again)
+            result.rounds.append(again)
+            interval *= 2
+            next_send = clock() + interval
+    result.waiting = {incident: r.signed.event.meta.event_type for incident, r in pending.items()}
+    return result
 
 
 def resend_lines(resends: list[Resend], sent: bool) -> list[str]:

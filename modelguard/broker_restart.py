@@ -106,17 +106,20 @@ def run_broker_restart(
             broker.stop()
 
 
-def republish_once(settings: Settings) -> Callable[[], int]:
-    """`modelguard republish` as a function: the last logged event of every unfinished incident, re-sent."""
-    from modelguard.audit_republish import resend, unfinished_last_events
+def republish_once(settings: Settings, wait_s: float = 120.0) -> Callable[[], int]:
+    """One `modelguard republish` as a function: the last logged event of every unfinished incident re-sent,
+    and re-sent again until each has moved on or ``wait_s`` passed; how many incidents it sent for."""
+    from modelguard.audit_republish import republish_until_moved, resend
     from modelguard.stack import read_state
 
     def run() -> int:
         state = read_state(settings.home)
         assert state is not None, "no stack is running"
         store = LedgerStore(settings.ledger_url)
-        resends = unfinished_last_events(store, KeyRegistry.load(settings.key_registry_path))
-        resend(state.bootstrap, resends, settings.kafka_idempotence)
-        return len(resends)
+        registry = KeyRegistry.load(settings.key_registry_path)
+        result = republish_until_moved(
+            lambda resends: resend(state.bootstrap, resends, settings.kafka_idempotence), store, registry, None, wait_s
+        )
+        return len(result.rounds[0]) if result.rounds else 0
 
     return run

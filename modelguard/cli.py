@@ -334,22 +334,38 @@ def _rerun(args: argparse.Namespace) -> int:
 def _republish(args: argparse.Namespace) -> int:
     import os
 
-    from modelguard.audit_republish import resend, resend_lines, unfinished_last_events
+    from modelguard.audit_republish import republish_until_moved, resend, resend_lines, unfinished_last_events
     from modelguard.stack import read_state
 
     settings = load_settings()
     store = _audit_ledger(settings)
     if args.incident and not store.incident_events(args.incident):
         raise CliError(f"no incident {args.incident} in the ledger")
-    resends = unfinished_last_events(store, _registry(settings), args.incident)
-    if resends and not args.dry_run:
-        state = read_state(settings.home)
-        bootstrap = state.bootstrap if state else os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP")
-        if not bootstrap:
-            raise CliError(f"no stack is running from {settings.home} and MODELGUARD_KAFKA_BOOTSTRAP is not set")
-        resend(bootstrap, resends, settings.kafka_idempotence)
-    print("\n".join(resend_lines(resends, sent=not args.dry_run)))
-    return 0
+    registry = _registry(settings)
+    if args.dry_run:
+        print("\n".join(resend_lines(unfinished_last_events(store, registry, args.incident), sent=False)))
+        return 0
+    if args.wait < 0:
+        raise CliError("--wait takes a number of seconds, 0 or more")
+    state = read_state(settings.home)
+    bootstrap = state.bootstrap if state else os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP")
+    if not bootstrap and unfinished_last_events(store, registry, args.incident):
+        raise CliError(f"no stack is running from {settings.home} and MODELGUARD_KAFKA_BOOTSTRAP is not set")
+    result = republish_until_moved(
+        lambda resends: resend(str(bootstrap), resends, settings.kafka_idempotence),
+        store,
+        registry,
+        args.incident,
+        wait_s=args.wait,
+    )
+    print("\n".join(resend_lines(result.rounds[0] if result.rounds else [], sent=True)))
+    if len(result.rounds) > 1:
+        print(f"re-sent again {sum(len(r) for r in result.rounds[1:])} time(s) in {len(result.rounds) - 1} round(s)")
+    if result.rounds and args.wait > 0:
+        print(f"moved on: {len(result.moved)} of {len(result.rounds[0])} incident(s) within {args.wait:g}s")
+        for incident, event_type in sorted(result.waiting.items()):
+            print(f"{incident}  still at {event_type}: a phase may still be working; run republish again later")
+    return 0 if not result.waiting else 1
 
 
 def parser() -> argparse.ArgumentParser:
@@ -393,6 +409,13 @@ def parser() -> argparse.ArgumentParser:
     republish = sub.add_parser("republish", help="re-send the last event of unfinished incidents (broker loss)")
     republish.add_argument("--incident", help="only this incident")
     republish.add_argument("--dry-run", action="store_true", help="say what would be re-sent, send nothing")
+    republish.add_argument(
+        "--wait",
+        type=float,
+        default=120.0,
+        help="seconds to watch each incident move on, re-sending those that do not (0: send once); exit 1 when "
+        "one has not moved by then",
+    )
     republish.set_defaults(run=_republish)
     incidents = sub.add_parser("incidents", help="incidents rebuilt from the ledger by replay")
     incidents.add_argument("action", choices=["list", "show"])
