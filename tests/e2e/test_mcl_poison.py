@@ -18,7 +18,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from libs.bus.dead_letters import DeadLetter, read_dead_letters
-from modelguard.stack import pid_alive, read_state, restart_service
+from modelguard.stack import pid_alive, read_state, stack_status
 from services.context.intake_counts import COUNTS_META_KEY, IntakeCounts
 from tests.support.mcl_poison import (
     ASSERTION,
@@ -183,10 +183,12 @@ def test_a_context_service_killed_mid_stream_resumes_from_its_stored_offsets_not
         time.sleep(0.05)
     state = read_state(context_stack.settings.home)
     assert state is not None
-    _kill(state.services["context"])  # no shutdown: whatever was applied but not settled is lost with it
+    victim = state.services["context"]
+    assert victim is not None
+    _kill(victim)  # no shutdown: whatever was applied but not settled is lost with it
 
     asyncio.run(_send(context_stack.bootstrap, records[half:]))
-    restart_service(context_stack.settings, "context")
+    _wait_started_again(context_stack, victim)  # by the stack's supervisor
     counts = _wait_for_the_end_of_the_topics(context_stack)
 
     assert counts.total == len(records)  # each record counted once, when its state and offset were committed
@@ -198,6 +200,15 @@ def test_a_context_service_killed_mid_stream_resumes_from_its_stored_offsets_not
     for record in good:
         assert _stored_aspect(context_stack, record.urn, record.aspect_name) is not None, record.name
     assert json.loads(_stored_aspect(context_stack, good[0].urn, good[0].aspect_name) or "{}")
+
+
+def _wait_started_again(stack: RunningStack, victim: int) -> None:
+    deadline = time.monotonic() + 120
+    status = stack_status(stack.settings)["context"]
+    while not (status.running and status.pid != victim) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = stack_status(stack.settings)["context"]
+    assert status.running and status.pid != victim and status.restarts >= 1
 
 
 def _kill(pid: int) -> None:
