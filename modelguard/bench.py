@@ -106,12 +106,17 @@ def pipeline_figures(done: dict[str, list[SignedEvent]]) -> PipelineFigures:
     return PipelineFigures(latency, service, end_to_end)
 
 
-def run_chaos_bench(n: int, kills: int, out: Path = Path("out/bench-chaos")) -> int:
-    """The synthetic incidents with random services SIGKILLed under the supervisor (``modelguard/chaos.py``)."""
+def fresh_home(out: Path) -> Settings:
+    """An empty ``out/stack`` as this process's ModelGuard home, and its settings."""
     home = out / "stack"
     shutil.rmtree(home, ignore_errors=True)
     os.environ["MODELGUARD_HOME"] = str(home)
-    settings = load_settings()
+    return load_settings()
+
+
+def run_chaos_bench(n: int, kills: int, out: Path = Path("out/bench-chaos")) -> int:
+    """The synthetic incidents with random services SIGKILLed under the supervisor (``modelguard/chaos.py``)."""
+    settings = fresh_home(out)
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
     try:
         print(f"evaluating the churn scenario once, then {n} synthetic incidents with {kills} SIGKILLs ...")
@@ -124,10 +129,7 @@ def run_chaos_bench(n: int, kills: int, out: Path = Path("out/bench-chaos")) -> 
 
 def run_broker_restart_bench(out: Path = Path("out/bench-broker-restart")) -> int:
     """Incidents in flight when the embedded broker is lost and after a new one comes up (``broker_restart``)."""
-    home = out / "stack"
-    shutil.rmtree(home, ignore_errors=True)
-    os.environ["MODELGUARD_HOME"] = str(home)
-    settings = load_settings()
+    settings = fresh_home(out)
     print("losing the broker with 2 incidents in flight, then 2 more on a new one and one republish ...")
     figures = run_broker_restart(settings, synthetic_reports, republish_once(settings), in_flight=2, after=2)
     print("\n".join(figures.lines()))
@@ -135,10 +137,7 @@ def run_broker_restart_bench(out: Path = Path("out/bench-broker-restart")) -> in
 
 
 def run_bench(n: int, out: Path = Path("out/bench")) -> int:
-    home = out / "stack"
-    shutil.rmtree(home, ignore_errors=True)
-    os.environ["MODELGUARD_HOME"] = str(home)
-    settings = load_settings()
+    settings = fresh_home(out)
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
     try:
         print(f"evaluating the churn scenario once, then reporting {n} synthetic incidents ...")

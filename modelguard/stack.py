@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from contracts.registry import all_topics
@@ -101,8 +102,10 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
-def bundled_scenarios() -> list[Bundle]:
-    return [load_bundle(folder) for folder in sorted(SCENARIOS.iterdir()) if is_bundle(folder)]
+@cache
+def bundled_scenarios() -> tuple[Bundle, ...]:
+    """Loaded (and their data checked) once per process: `stack up` reads them three times."""
+    return tuple(load_bundle(folder) for folder in sorted(SCENARIOS.iterdir()) if is_bundle(folder))
 
 
 def install_default_inputs(settings: Settings) -> None:
@@ -142,29 +145,25 @@ def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
 
 
 def start_service(name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    logs = settings.home / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
-    with (logs / f"{name}.log").open("ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", f"services.{name}.main"],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    return _spawn(["-m", f"services.{name}.main"], name, settings, env)
 
 
 def start_supervisor(
     settings: Settings, env: dict[str, str], bootstrap: str, broker_pid: int | None, services: tuple[str, ...]
 ) -> subprocess.Popen[bytes]:
+    return _spawn(
+        ["-m", "modelguard.supervisor", bootstrap, str(broker_pid or 0), *services], "supervisor", settings, env
+    )
+
+
+def _spawn(arguments: list[str], log_name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """ModelGuard's interpreter with ``arguments``, in a session of its own, logging to ``logs/<log_name>.log``."""
     logs = settings.home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    with (logs / "supervisor.log").open("ab") as log:
+    with (logs / f"{log_name}.log").open("ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "modelguard.supervisor", bootstrap, str(broker_pid or 0), *services],
+            [sys.executable, *arguments],
             cwd=REPO_ROOT,
             env=env,
             stdout=log,

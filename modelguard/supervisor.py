@@ -79,7 +79,7 @@ class Supervisor:
             StackState(
                 self.bootstrap,
                 self.broker_pid,
-                {record.name: record.pid or 0 for record in records},
+                {record.name: record.pid for record in records},
                 supervisor_pid=os.getpid(),
                 restarts={record.name: record.restarts for record in records},
                 exits={record.name: record.exits for record in records if record.exits},

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from libs.python_source.column_reads import own_nodes
 from libs.python_source.definitions import FunctionNode
+from services.repairer.strategies.column_access import receiver_name
 
 CHAINED = frozenset({"fillna", "astype", "str", "strip", "lower", "upper", "copy", "replace", "rename", "squeeze"})
 """Methods (and the ``.str`` accessor) a read passes through and still holds the column's values."""
@@ -37,7 +38,7 @@ def learnt_lookups(
     if function is None:
         return []
     klass = parents.get(function)
-    receiver = _receiver(function)
+    receiver = receiver_name(function, parents)
     if not isinstance(klass, ast.ClassDef) or receiver is None:
         return []
     values = _chain_top(read, parents)
@@ -52,7 +53,7 @@ def learnt_lookups(
                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
                 if (lookup := _mapped(node, parents)) is not None
             ]
-    return [lookup for lookup in found if _is_learnt(lookup.mapping, receiver, klass)]
+    return [lookup for lookup in found if _is_learnt(lookup.mapping, receiver, klass, parents)]
 
 
 def _chain_top(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> ast.expr:
@@ -81,7 +82,7 @@ def _mapped(values: ast.expr, parents: dict[ast.AST, ast.AST]) -> LearntLookup |
     return LearntLookup(values, call.args[0])
 
 
-def _is_learnt(mapping: ast.expr, receiver: str, klass: ast.ClassDef) -> bool:
+def _is_learnt(mapping: ast.expr, receiver: str, klass: ast.ClassDef, parents: dict[ast.AST, ast.AST]) -> bool:
     """``self.a`` or ``self.a[...]`` with ``a`` assigned by a method of the class and not a method itself."""
     node = mapping.value if isinstance(mapping, ast.Subscript) else mapping
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver):
@@ -89,11 +90,11 @@ def _is_learnt(mapping: ast.expr, receiver: str, klass: ast.ClassDef) -> bool:
     methods = [item for item in klass.body if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)]
     if any(method.name == node.attr for method in methods):
         return False
-    return any(_assigns(method, node.attr) for method in methods)
+    return any(_assigns(method, node.attr, parents) for method in methods)
 
 
-def _assigns(method: FunctionNode, attribute: str) -> bool:
-    receiver = _receiver(method)
+def _assigns(method: FunctionNode, attribute: str, parents: dict[ast.AST, ast.AST]) -> bool:
+    receiver = receiver_name(method, parents)
     for node in own_nodes(method):
         if not isinstance(node, ast.Assign):
             continue
@@ -116,8 +117,3 @@ def _bound_once(function: FunctionNode, name: str) -> bool:
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store | ast.Del)
     ]
     return len(stores) == 1
-
-
-def _receiver(function: FunctionNode) -> str | None:
-    positional = [*function.args.posonlyargs, *function.args.args]
-    return positional[0].arg if positional else None
