@@ -10,18 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from libs.backoff import Backoff
+
 
 @dataclass(frozen=True)
-class RestartPolicy:
-    base_s: float = 1.0
-    cap_s: float = 30.0
-    stable_s: float = 30.0
-    jitter: float = 0.2
+class RestartPolicy(Backoff):
+    """``Backoff``'s delay is the wait before start number ``consecutive`` of a run of exits."""
 
-    def delay(self, consecutive: int, draw: float) -> float:
-        """The wait before start number ``consecutive`` of a run of exits (1 for the first); ``draw`` in [0, 1)."""
-        nominal = min(self.cap_s, self.base_s * 2 ** max(0, consecutive - 1))
-        return nominal * (1.0 - self.jitter * draw)
+    stable_s: float = 30.0
 
 
 @dataclass

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from libs.backoff import Backoff
 from libs.central_policy import CentralPolicyError, central_policy_path, read_central_policy_document
 
 
@@ -27,7 +28,7 @@ class DeliveryPolicy(BaseModel):
 
     def delay(self, failed: int, asked_s: float) -> float:
         """The wait after failed attempt number ``failed`` (1 for the first)."""
-        return max(asked_s, min(self.backoff_cap_s, self.backoff_base_s * 2 ** max(0, failed - 1)))
+        return max(asked_s, Backoff(self.backoff_base_s, self.backoff_cap_s, jitter=0.0).delay(failed))
 
     def exhausted(self, failed: int) -> bool:
         return failed >= self.max_attempts
