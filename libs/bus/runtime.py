@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aiokafka.errors import KafkaConnectionError
 from faststream import AckPolicy, FastStream
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
@@ -27,6 +29,8 @@ from pydantic import BaseModel
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
 from libs.bus.broker_loss import watch_for_broker_loss
+from libs.bus.broker_reachability import watch_reachability
+from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import default_delivery_policy
 from libs.bus.external_input import ExternalInput, InputPosition
 from libs.bus.headers import dead_letter_headers, event_headers
@@ -43,6 +47,8 @@ from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
 
 log = logging.getLogger("modelguard.bus")
 
+GRACEFUL_TIMEOUT_S = 10.0
+"""How long a stopping consumer waits for the input in flight."""
 BROKER_LOSS_CHECK_S = 3.0
 """How often each consumer checks that its broker is still the one it read from (``broker_loss``)."""
 
@@ -115,7 +121,7 @@ def make_broker(settings: Settings, service: str, telemetry: ServiceTelemetry | 
         middlewares=[
             KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
         ],
-        graceful_timeout=10.0,
+        graceful_timeout=GRACEFUL_TIMEOUT_S,
     )
 
 
@@ -184,7 +190,39 @@ class ServiceRuntime:
                 )
             )
         )
+        self._background.append(
+            asyncio.create_task(
+                watch_reachability(
+                    self.settings.kafka_bootstrap,
+                    self.definition.name,
+                    pause=self._stop_consumers,
+                    resume=self._start_consumers,
+                    set_ready=self._set_ready,
+                )
+            )
+        )
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
+
+    async def _stop_consumers(self) -> None:
+        """While the broker is unreachable: no consumer, so no client retrying every 100 ms."""
+        started = time.monotonic()
+        subscribers = list(self.broker.subscribers)
+        ordinary = [await stop_subscriber(s, grace_s=GRACEFUL_TIMEOUT_S + 5.0) for s in subscribers]
+        log.info(
+            "%s: %d consumers stopped in %.1f s (%d without leaving their group)",
+            self.definition.name,
+            len(subscribers),
+            time.monotonic() - started,
+            ordinary.count(False),
+        )
+
+    async def _start_consumers(self) -> None:
+        for subscriber in self.broker.subscribers:
+            if getattr(subscriber, "consumer", None) is None:
+                await subscriber.start()
+
+    def _set_ready(self, ready: bool) -> None:
+        self.health.ready = ready
 
     async def _going_down(self) -> None:
         self.health.ready = False
@@ -388,6 +426,9 @@ def run_service(
     health = start_health_server(runtime.health)
     try:
         asyncio.run(runtime.app.run())
+    except KafkaConnectionError as exc:  # no broker at start: say so once and let the supervisor back off
+        log.error("%s: no Kafka broker answers at %s (%s): exiting", definition.name, settings.kafka_bootstrap, exc)
+        raise SystemExit(3) from None
     finally:
         if health is not None:
             health.stop()
@@ -407,7 +448,11 @@ def serve(
 ) -> None:
     """A service process: settings from the environment, its own signing key, its handler wired to Kafka."""
     settings = load_settings()
-    key, registry = service_key(settings, name)
+    try:
+        key, registry = service_key(settings, name)
+    except (OSError, ValueError) as exc:  # no key, an unreadable one, a broken registry: one line, not a trace
+        print(f"{name}: cannot load its signing key or the key registry: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     run_service(build(settings, key), settings, key, registry, extend)
 
 
