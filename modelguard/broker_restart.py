@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from contracts.registry import all_topics
 from libs.bus.embedded_broker import EmbeddedBroker, free_loopback_port, start_embedded_broker
@@ -34,12 +35,16 @@ class RestartFigures:
     duplicated: list[str] = field(default_factory=list)
     recover_s: float = float("nan")
     republished: int = 0
+    outage_s: float = 2.0
+    paused: list[str] = field(default_factory=list)
+    """Services that stopped their consumers while the broker was away (``libs/bus/broker_reachability``)."""
 
     def lines(self) -> list[str]:
         total = self.in_flight + self.after
         return [
             f"broker restart: {self.in_flight} incidents in flight when the broker was lost, {self.after} submitted to "
-            f"the new one, one republish ({self.republished} events re-sent)",
+            f"the new one after {self.outage_s:.0f}s without a broker, one republish ({self.republished} events "
+            f"re-sent); {len(self.paused)} services stopped their consumers meanwhile",
             f"  completed {self.completed}/{total}, lost {len(self.lost)}, duplicated {len(self.duplicated)}, "
             f"{self.recover_s:.1f}s from the new broker to the last publication",
         ]
@@ -65,13 +70,15 @@ def run_broker_restart(
     in_flight: int = 2,
     after: int = 2,
     timeout_s: float = 900.0,
+    outage_s: float = 2.0,
 ) -> RestartFigures:
     """``reports_for(settings, n)`` makes n signed evaluation reports; ``republish()`` re-sends the last logged
-    event of every unfinished incident and says how many it sent."""
+    event of every unfinished incident and says how many it sent. The new broker starts ``outage_s`` after the
+    old one is gone: longer than a few seconds and the services notice, stop their consumers and probe."""
     logs = settings.home / "logs"
     port = free_loopback_port()
     brokers: list[EmbeddedBroker] = [start_embedded_broker(logs / "broker-1.log", port=port)]
-    figures = RestartFigures(in_flight, after)
+    figures = RestartFigures(in_flight, after, outage_s=outage_s)
     try:
         stack_up(settings, brokers[0].bootstrap)
         registry = KeyRegistry.load(settings.key_registry_path)
@@ -82,7 +89,8 @@ def run_broker_restart(
         started = [r.event.meta.incident_id for r in first]
         _wait(lambda: all("RegressionDetected" in _types(store, registry, i) for i in started), timeout_s)
         brokers[0].stop()  # memory only: every record and every committed offset is gone with it
-        time.sleep(2.0)
+        time.sleep(outage_s)
+        figures.paused = services_that_paused(logs)
         brokers.append(start_embedded_broker(logs / "broker-2.log", port=port))
         up = time.monotonic()
         topics = [*all_topics(), *settings.mcl_topics]
@@ -104,6 +112,15 @@ def run_broker_restart(
         stack_down(settings)
         for broker in brokers:
             broker.stop()
+
+
+def services_that_paused(logs: Path) -> list[str]:
+    """The services whose log says they stopped their consumers because the broker was unreachable."""
+    return sorted(
+        path.stem
+        for path in logs.glob("*.log")
+        if "unreachable" in path.read_text(errors="replace") and "consumers stopped" in path.read_text(errors="replace")
+    )
 
 
 def republish_once(settings: Settings, wait_s: float = 120.0) -> Callable[[], int]:
