@@ -1,7 +1,8 @@
 """`modelguard bench diagnosis DIR...`: run `investigate` on every bundle of each folder (a "source": the seeded
 generator's suite, the hand-made repositories) and score it against the bundle's expected.json (read here only,
 never by the pipeline): hypothesis top-1 and top-3 accuracy, outcome accuracy, abstention precision and recall,
-validated repairs where none is right, repairs and their sizes, evaluations per incident and the diagnosis's
+validated repairs where none is right, repairs and their sizes, repairs that change a file the reviewer's fix
+does not, evaluations per incident and the diagnosis's
 wall time. Each source is scored apart, then all together."""
 
 from __future__ import annotations
@@ -49,9 +50,13 @@ class BundleResult:
     evaluations: dict[str, int] | None = None
     """Model evaluations each phase ran (ci, detector, diagnoser, validator), from the signed events."""
     reference_fix_lines: int | None = None
+    """Changed lines (added + removed) of the fix a reviewer would write, from expected.json."""
     owners: int = 0
     """Owners the outcome names to notify (summary.json's ``owners``)."""
-    """Changed lines (added + removed) of the fix a reviewer would write, from expected.json."""
+    repair_files: tuple[str, ...] = ()
+    """The files the proposed patch changes (summary.json's ``repair.files``)."""
+    reference_fix_files: tuple[str, ...] | None = None
+    """The files the reviewer's fix changes (the cause's files), from expected.json."""
 
     @property
     def total_evaluations(self) -> int | None:
@@ -71,6 +76,13 @@ class BundleResult:
         if self.reference_fix_lines is not None:
             limit = min(limit, int(REFERENCE_FACTOR * self.reference_fix_lines))
         return self.repair_lines > limit
+
+    @property
+    def repair_outside_cause(self) -> bool:
+        """A validated repair that changes a file the reviewer's fix does not (the cause's files)."""
+        if self.outcome != "repair_validated" or self.reference_fix_files is None:
+            return False
+        return not set(self.repair_files) <= set(self.reference_fix_files)
 
     @property
     def tells_nobody(self) -> bool:
@@ -137,6 +149,8 @@ def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleR
         evaluations=evaluations_by_phase(out / "events"),
         reference_fix_lines=expected.get("reference_fix_lines"),
         owners=len(summary.get("owners") or []),
+        repair_files=tuple(repair.get("files") or ()),
+        reference_fix_files=tuple(expected["reference_fix_files"]) if "reference_fix_files" in expected else None,
     )
 
 
@@ -214,6 +228,7 @@ def score(results: list[BundleResult]) -> dict[str, Any]:
         "validation_seconds_per_repair": [r.validation_seconds for r in repairs],
         "validated_where_none_is_right": [r.bundle for r in scored if r.wrongly_repaired],
         "oversized_repairs": [r.bundle for r in scored if r.oversized_repair],
+        "repairs_outside_the_cause": [r.bundle for r in scored if r.repair_outside_cause],
         "naming_no_owner": [r.bundle for r in scored if r.tells_nobody],
         "exit_codes_match": all(r.exit_code_matches for r in results if r.error is None),
         "errors": sum(r.error is not None for r in results),
@@ -274,6 +289,7 @@ def _summary_line(figures: dict[str, Any]) -> str:
         f"withheld {figures['repairs_withheld']}, lines {figures['lines_per_repair']}, "
         f"larger than {MAX_REPAIR_LINES} lines or {REFERENCE_FACTOR}x the reviewer's fix "
         f"{figures['oversized_repairs'] or 'none'}; "
+        f"changing a file the reviewer's fix does not {figures['repairs_outside_the_cause'] or 'none'}; "
         f"withheld, data-caused or abstained naming no owner {figures['naming_no_owner'] or 'none'}; "
         f"evaluations per incident {figures['evaluations_per_incident']} "
         f"(diagnosis {figures['diagnosis_evaluations_per_incident']}), "

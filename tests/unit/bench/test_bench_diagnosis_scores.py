@@ -67,3 +67,26 @@ def test_an_outcome_that_should_tell_someone_and_names_no_owner_is_listed() -> N
         replace(base, bundle="passed", outcome="gate_passed"),
     ]
     assert score(results)["naming_no_owner"] == ["silent", "abstained-silent"]
+
+
+def test_a_validated_repair_that_changes_a_file_the_reviewers_fix_does_not_is_named() -> None:
+    ft = "feature_transformation"
+    base = _result("x", ("repair_validated", ft), ("repair_validated", ft), [ft])
+    results = [
+        replace(base, bundle="same-file", repair_files=("pkg/features.py",), reference_fix_files=("pkg/features.py",)),
+        replace(
+            base,
+            bundle="also-the-caller",
+            repair_files=("pkg/features.py", "pkg/pipeline.py"),
+            reference_fix_files=("pkg/features.py",),
+        ),
+        replace(base, bundle="no-reference", repair_files=("pkg/anything.py",)),
+        replace(
+            base,
+            bundle="withheld",
+            outcome="repair_withheld",
+            repair_files=("pkg/pipeline.py",),
+            reference_fix_files=("pkg/features.py",),
+        ),
+    ]
+    assert score(results)["repairs_outside_the_cause"] == ["also-the-caller"]
