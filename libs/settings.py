@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from libs.bus.start_policy import LATEST, StartPolicy, StartPolicyError, parse_start_policy
+
 
 class SettingsError(ValueError):
     pass
@@ -144,6 +146,8 @@ class Settings:
     """Events older than this and under no checkpoint get one sealed by the ledger service's timer."""
     ledger_head_log: Path | None = None
     """An append-only JSON-lines file (a WORM mount, say) that receives every sealed checkpoint."""
+    mcl_start: StartPolicy = LATEST
+    """Where DataHub's MCL consumer starts on a partition it never read (``libs/bus/start_policy.py``)."""
 
     @property
     def ledger_head_path(self) -> Path:
@@ -197,7 +201,15 @@ def load_settings(default_home: Path | None = None) -> Settings:
         ledger_head_log=Path(os.environ["MODELGUARD_LEDGER_HEAD_LOG"])
         if os.environ.get("MODELGUARD_LEDGER_HEAD_LOG")
         else None,
+        mcl_start=_start_policy("MODELGUARD_MCL_START"),
     )
+
+
+def _start_policy(name: str) -> StartPolicy:
+    try:
+        return parse_start_policy(os.environ.get(name, "latest"), name)
+    except StartPolicyError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def _positive(name: str, default: float) -> float:

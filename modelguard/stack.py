@@ -220,6 +220,8 @@ def stack_up(
     # DataHub's MCL topics exist wherever DataHub runs; only missing ones are created (the embedded broker)
     asyncio.run(ensure_topics(bootstrap, [*all_topics(), *settings.mcl_topics], settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
+    if broker_pid is not None:  # its own broker is new and empty: no DataHub history to skip, and the demo's
+        env.setdefault("MODELGUARD_MCL_START", "earliest")  # first MCL may come before the consumer joined
     for name in services:
         (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
     supervisor = start_supervisor(settings, env, bootstrap, broker_pid, services)

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError
 from faststream import AckPolicy, FastStream
 from faststream.kafka import KafkaBroker
@@ -159,7 +160,15 @@ class ServiceRuntime:
             ack_policy=AckPolicy.NACK_ON_ERROR,
         )(self.on_message)
         for external in definition.external:
-            resume = None if external.stored_offsets is None else ResumeFromStoredOffsets(external.stored_offsets)
+            resume = ResumeFromStoredOffsets(
+                external.stored_offsets or dict,
+                start=settings.mcl_start,
+                probe=lambda: AIOKafkaConsumer(
+                    bootstrap_servers=settings.kafka_bootstrap,
+                    enable_auto_commit=False,
+                    max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
+                ),
+            )
             subscriber = self.broker.subscriber(
                 *external.topics,
                 group_id=f"modelguard-{definition.name}-{external.name}",

@@ -55,7 +55,8 @@ def environment(values: Mapping[str, str]) -> Iterator[None]:
 def running_stack(
     home: Path, env: Mapping[str, str] | None = None, services: tuple[str, ...] = SERVICES
 ) -> Iterator[RunningStack]:
-    with environment({"MODELGUARD_HOME": str(home), **(env or {})}):
+    # the tests' brokers are new: read DataHub's topics from the start, so no record races the group's join
+    with environment({"MODELGUARD_HOME": str(home), "MODELGUARD_MCL_START": "earliest", **(env or {})}):
         settings = load_settings()
         with kafka_broker(home) as bootstrap:
             state = stack_up(settings, bootstrap, services=services)
