@@ -240,6 +240,10 @@ def _bench(args: argparse.Namespace) -> int:
             if not folder.is_dir():
                 raise CliError(f"{folder} is not a folder of bundles")
         return run_diagnosis_bench(folders, args.json)
+    if args.target == "environment":
+        from modelguard.bench_environment import run_environment_bench
+
+        return run_environment_bench(args.json)
     if args.target == "broker-restart":
         from modelguard.bench import run_broker_restart_bench
 
@@ -473,11 +477,14 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench",
         help="pipeline: synthetic incidents through the stack; chaos: the same with services killed; "
-        "broker-restart: the broker lost mid-flight; "
+        "broker-restart: the broker lost mid-flight; environment: a workspace environment built cold and cached; "
         "diagnosis DIR: accuracy over bundles",
     )
     bench.add_argument(
-        "target", nargs="?", choices=["pipeline", "chaos", "broker-restart", "diagnosis"], default="pipeline"
+        "target",
+        nargs="?",
+        choices=["pipeline", "chaos", "broker-restart", "diagnosis", "environment"],
+        default="pipeline",
     )
     bench.add_argument(
         "folder",
@@ -487,7 +494,7 @@ def parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--incidents", type=int, default=20, help="with pipeline or chaos: how many incidents")
     bench.add_argument("--kills", type=int, default=22, help="with chaos: how many SIGKILLs of random services")
-    bench.add_argument("--json", action="store_true", help="with diagnosis: machine-readable figures")
+    bench.add_argument("--json", action="store_true", help="with diagnosis or environment: machine-readable figures")
     bench.set_defaults(run=_bench)
     from modelguard.guard_command import add_guard_parser
 
