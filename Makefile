@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench pipeline
 	$(PY) -m modelguard bench chaos
 	$(PY) -m modelguard bench broker-restart
+	$(PY) -m modelguard bench environment
 	$(PY) -m services.context.upstream_risk_bench
 
 stack-up: $(STAMP)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from contracts.events.context import ContextCollected, UpstreamRiskDetected
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
-from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from contracts.events.evaluation import EnvironmentFailed, EvaluationPassed, EvaluationReported, RegressionDetected
 from contracts.events.publication import Published
 from contracts.events.repair import RepairProposed, RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
@@ -54,13 +54,15 @@ class Contract:
 # of 1.1 reads 1.0 events (a 1.0 reader refuses 1.1 ones: every model forbids unknown keys). 1.1 of the diagnosis,
 # repair and validation events: the report's context summary carries the owners per asset and the cause's
 # datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and `RepairWithheld.owners`
-# says who to tell per affected asset.
+# says who to tell per affected asset. EnvironmentFailed 1.0 (a new contract, so a new topic): the detector's
+# referee could not have the environment a revision declares.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
         Contract("EvaluationReported", "1.0", EvaluationReported),
         Contract("RegressionDetected", "1.0", RegressionDetected),
         Contract("EvaluationPassed", "1.0", EvaluationPassed),
+        Contract("EnvironmentFailed", "1.0", EnvironmentFailed),
         Contract("ContextCollected", "1.0", ContextCollected),
         Contract("UpstreamRiskDetected", "1.0", UpstreamRiskDetected),
         Contract("DiagnosisCompleted", "1.1", DiagnosisCompleted),

@@ -29,7 +29,7 @@ SERVICE_CHANNELS: dict[str, ServiceChannels] = {
     "detector": ServiceChannels(
         "Applies the model's policy gate to an evaluation; serves CI its verdicts (it reads the dead-letter topic)",
         consumes=("EvaluationReported",),
-        produces=("RegressionDetected", "EvaluationPassed"),
+        produces=("RegressionDetected", "EvaluationPassed", "EnvironmentFailed"),
     ),
     "context": ServiceChannels(
         "Collects DataHub context for a regression; mirrors DataHub's metadata changes and reports upstream risk",

@@ -27,6 +27,8 @@ class CiOutcomes(_Strict):
     validation_failed: CiResult = "fail"
     no_code_repair: CiResult = "fail"
     abstained: CiResult = "fail"
+    environment_failed: CiResult = "fail"
+    """The environment a revision declares could not be built: nothing was evaluated."""
 
 
 class CiPolicy(_Strict):

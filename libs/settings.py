@@ -242,3 +242,40 @@ def load_publishing_settings() -> PublishingSettings:
         github_app_installation_id=installation or None,
         datahub_gms_url=os.environ.get("DATAHUB_GMS_URL") or None,
     )
+
+
+DEFAULT_PACKAGE_INDEX = "https://pypi.org/simple"
+
+
+@dataclass(frozen=True)
+class EnvironmentSettings:
+    """How ModelGuard builds the Python environment a workspace declares (libs/workspace_env,
+    docs/workspace-environments.md). The index URL may carry credentials: it is never logged nor put on a
+    command line, and only its credential-free form enters an environment's digest."""
+
+    cache_dir: Path
+    """Built environments, one folder per digest (``MODELGUARD_ENVIRONMENTS_DIR``, default ``$HOME/environments``)."""
+    index_url: str = DEFAULT_PACKAGE_INDEX
+    """The package index (``MODELGUARD_PACKAGE_INDEX``), a simple-API URL."""
+    wheelhouse: Path | None = None
+    """An offline folder of wheels (``MODELGUARD_WHEELHOUSE``): when set, the index is not used at all."""
+    build_timeout_s: float = 600.0
+    uv_cache_dir: Path | None = None
+    """uv's download cache (``MODELGUARD_UV_CACHE_DIR``); None: uv's own default."""
+
+
+def load_environment_settings() -> EnvironmentSettings:
+    home = Path(os.environ.get("MODELGUARD_HOME", ".modelguard")).resolve()
+    cache = os.environ.get("MODELGUARD_ENVIRONMENTS_DIR", "").strip()
+    index = os.environ.get("MODELGUARD_PACKAGE_INDEX", "").strip() or DEFAULT_PACKAGE_INDEX
+    if urlsplit(index).scheme not in ("http", "https", "file"):
+        raise SettingsError("MODELGUARD_PACKAGE_INDEX must be an http(s):// or file:// URL of a simple index")
+    wheelhouse = os.environ.get("MODELGUARD_WHEELHOUSE", "").strip()
+    uv_cache = os.environ.get("MODELGUARD_UV_CACHE_DIR", "").strip()
+    return EnvironmentSettings(
+        cache_dir=Path(cache).resolve() if cache else home / "environments",
+        index_url=index,
+        wheelhouse=Path(wheelhouse).resolve() if wheelhouse else None,
+        build_timeout_s=_positive("MODELGUARD_ENVIRONMENT_BUILD_TIMEOUT_S", 600.0),
+        uv_cache_dir=Path(uv_cache).resolve() if uv_cache else None,
+    )

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.errors import KafkaError
 
@@ -16,6 +16,7 @@ from libs.policy import PolicyError
 from libs.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from libs.bundle.load import Bundle
     from libs.events.codec import SignedEvent
     from libs.ledger import LedgerStore
 
@@ -159,7 +160,7 @@ def _require_sandbox() -> None:
 
 def _investigate(args: argparse.Namespace) -> int:
     from libs.bundle.load import BundleError, load_bundle
-    from modelguard.investigate import ci_policy_for, investigate
+    from modelguard.investigate import investigate
     from modelguard.investigation_files import write_investigation
     from modelguard.investigation_outcome import IncompleteInvestigation, investigation_summary
 
@@ -170,6 +171,7 @@ def _investigate(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     settings = load_settings(default_home=out / "home")  # self-contained under --out unless MODELGUARD_HOME
     _require_sandbox()
+    _log_environments()
 
     def show(e: SignedEvent) -> None:
         print(f"  {e.event.meta.event_type:22} {e.event.meta.producer:10} {e.event.meta.event_id}")
@@ -182,16 +184,41 @@ def _investigate(args: argparse.Namespace) -> int:
         raise CliError(f"{bundle.name}: {exc}") from exc
     write_investigation(out, summary, events)
     diagnosis = summary["diagnosis"] or {}
+    if summary["environment"] is not None:
+        environment = summary["environment"]
+        print(
+            f"{bundle.name}: {summary['outcome']} ({environment['revision']} revision, {environment['declaration']}): "
+            f"{environment['reason']}; written to {out}"
+        )
+        return _exit(args, settings, bundle, summary)
     print(
         f"{bundle.name}: {summary['outcome']} (hypothesis {diagnosis.get('hypothesis')}); "
         f"{summary['metric']['name']} {summary['metric']['baseline']} -> {summary['metric']['candidate']}; "
         f"written to {out}"
     )
+    return _exit(args, settings, bundle, summary)
+
+
+def _exit(args: argparse.Namespace, settings: Settings, bundle: Bundle, summary: dict[str, Any]) -> int:
+    from modelguard.investigate import ci_policy_for
+
     if not args.ci:
         return int(summary["exit_code"])
     result = ci_policy_for(settings, bundle).result_for(summary["outcome"])
     print(f"{bundle.name}: CI {result} ({summary['outcome']}, by the central policy's ci.outcomes)")
     return 0 if result == "pass" else int(summary["exit_code"]) or 1
+
+
+def _log_environments() -> None:
+    """Workspace environments built or reused (libs/workspace_env) are said on stderr, one line each."""
+    import logging
+
+    logger = logging.getLogger("modelguard.environments")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("  %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -213,6 +240,10 @@ def _bench(args: argparse.Namespace) -> int:
             if not folder.is_dir():
                 raise CliError(f"{folder} is not a folder of bundles")
         return run_diagnosis_bench(folders, args.json)
+    if args.target == "environment":
+        from modelguard.bench_environment import run_environment_bench
+
+        return run_environment_bench(args.json)
     if args.target == "broker-restart":
         from modelguard.bench import run_broker_restart_bench
 
@@ -446,11 +477,14 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench",
         help="pipeline: synthetic incidents through the stack; chaos: the same with services killed; "
-        "broker-restart: the broker lost mid-flight; "
+        "broker-restart: the broker lost mid-flight; environment: a workspace environment built cold and cached; "
         "diagnosis DIR: accuracy over bundles",
     )
     bench.add_argument(
-        "target", nargs="?", choices=["pipeline", "chaos", "broker-restart", "diagnosis"], default="pipeline"
+        "target",
+        nargs="?",
+        choices=["pipeline", "chaos", "broker-restart", "diagnosis", "environment"],
+        default="pipeline",
     )
     bench.add_argument(
         "folder",
@@ -460,7 +494,7 @@ def parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--incidents", type=int, default=20, help="with pipeline or chaos: how many incidents")
     bench.add_argument("--kills", type=int, default=22, help="with chaos: how many SIGKILLs of random services")
-    bench.add_argument("--json", action="store_true", help="with diagnosis: machine-readable figures")
+    bench.add_argument("--json", action="store_true", help="with diagnosis or environment: machine-readable figures")
     bench.set_defaults(run=_bench)
     from modelguard.guard_command import add_guard_parser
 

@@ -50,7 +50,7 @@ def wait_for(
         time.sleep(poll_s)
 
 
-TERMINAL = {"Published", "EvaluationPassed"}
+TERMINAL = {"Published", "EvaluationPassed", "EnvironmentFailed"}
 
 
 def run_finished(run_id: str) -> Callable[[list[SignedEvent]], bool]:

@@ -18,13 +18,15 @@ OUTCOME_EXIT_CODES = {
     "validation_failed": 12,
     "no_code_repair": 13,
     "abstained": 14,
+    "environment_failed": 15,
 }
 
 
 def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[str, Any]:
     outcome = outcome_of(events)
-    last_state = next(e.event.payload for e in reversed(events) if hasattr(e.event.payload, "gate"))
-    gate = last_state.gate
+    last_state = next((e.event.payload for e in reversed(events) if hasattr(e.event.payload, "gate")), None)
+    gate = last_state.gate if last_state is not None else None
+    environment = last_payload(events, "EnvironmentFailed")
     diagnosed = last_payload(events, "DiagnosisCompleted")
     abstained = last_payload(events, "DiagnosisAbstained")
     report = (diagnosed or abstained).report if (diagnosed or abstained) else None
@@ -37,12 +39,21 @@ def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[s
         "outcome": outcome,
         "exit_code": OUTCOME_EXIT_CODES[outcome],
         "metric": {
-            "name": gate.metric,
-            "direction": gate.direction,
-            "tolerance": gate.tolerance,
-            "baseline": gate.baseline,
-            "candidate": gate.candidate,
+            "name": gate.metric if gate else None,
+            "direction": gate.direction if gate else None,
+            "tolerance": gate.tolerance if gate else None,
+            "baseline": gate.baseline if gate else None,
+            "candidate": gate.candidate if gate else None,
             "after_repair": validated.validation.metric_after_repair if validated else None,
+        },
+        "environment": None
+        if environment is None
+        else {
+            "revision": environment.revision,
+            "declaration": environment.declaration,
+            "digest": environment.digest or None,
+            "reason": environment.reason,
+            "resolver_message": environment.resolver_message,
         },
         "diagnosis": None
         if report is None

@@ -8,6 +8,7 @@ ATTESTER_ROLE = "publisher"
 PRODUCER_ROLES: dict[str, frozenset[str]] = {
     "EvaluationReported": frozenset({"reporter", "detector"}),
     "EvaluationPassed": frozenset({"detector"}),
+    "EnvironmentFailed": frozenset({"detector"}),
     "RegressionDetected": frozenset({"detector"}),
     "ContextCollected": frozenset({"context"}),
     "UpstreamRiskDetected": frozenset({"context"}),

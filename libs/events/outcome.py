@@ -11,7 +11,15 @@ from typing import Any
 
 from libs.events.codec import SignedEvent
 
-OUTCOMES = ("gate_passed", "repair_validated", "repair_withheld", "validation_failed", "no_code_repair", "abstained")
+OUTCOMES = (
+    "gate_passed",
+    "repair_validated",
+    "repair_withheld",
+    "validation_failed",
+    "no_code_repair",
+    "abstained",
+    "environment_failed",
+)
 CAUSE_IN_DATA = "cause_in_data"
 
 
@@ -28,6 +36,8 @@ def last_payload(events: Sequence[SignedEvent], event_type: str) -> Any:
 def outcome_of(events: Sequence[SignedEvent]) -> str:
     if last_payload(events, "EvaluationPassed") is not None:
         return "gate_passed"
+    if last_payload(events, "EnvironmentFailed") is not None:
+        return "environment_failed"
     if last_payload(events, "DiagnosisAbstained") is not None:
         return "abstained"
     if last_payload(events, "RepairValidated") is not None:

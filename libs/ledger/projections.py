@@ -24,6 +24,7 @@ PHASES: dict[str, str] = {
     "EvaluationReported": "detect",
     "RegressionDetected": "detect",
     "EvaluationPassed": "detect",
+    "EnvironmentFailed": "detect",
     "UpstreamRiskDetected": "detect",
     "ContextCollected": "context",
     "DiagnosisCompleted": "diagnose",
@@ -37,6 +38,7 @@ PHASES: dict[str, str] = {
 
 OUTCOMES: dict[str, str] = {
     "EvaluationPassed": "passed",
+    "EnvironmentFailed": "environment_failed",
     "DiagnosisAbstained": "abstained",
     "RepairWithheld": "withheld",
     "ValidationFailed": "validation_failed",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.sandbox.protected_paths import inside
+from libs.sandbox.workspace_interpreter import WorkspaceInterpreter
 
 SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 EMPTY_FOLDERS = ("/tmp", "/var/tmp")
@@ -81,10 +82,22 @@ class Identity:
         return f"uid {self.uid}, gid {self.gid} ({who}) in a user namespace without capabilities"
 
 
-def interpreter_paths() -> tuple[Path, ...]:
-    """What ModelGuard's interpreter needs to start: its environment, its base installation, the binary."""
-    paths = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.executable).resolve().parent]
+def interpreter_paths(environment: WorkspaceInterpreter | None = None) -> tuple[Path, ...]:
+    """What the command's interpreter needs to start. ModelGuard's own (the default): its environment, its base
+    installation, the binary. A workspace's environment (checked by the caller, ``workspace_interpreter.checked``):
+    that environment and ModelGuard's base installation it was built on, and not ModelGuard's own environment, so
+    the command imports what the workspace declared and nothing ModelGuard installed for itself."""
+    if environment is not None:
+        paths = [environment.root, Path(sys.base_prefix), Path(sys.executable).resolve().parent]
+    else:
+        paths = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.executable).resolve().parent]
     return tuple(dict.fromkeys(Path(os.path.realpath(path)) for path in paths))
+
+
+def drop_interpreter() -> str:
+    """The binary DROP_PROGRAM runs with (``-I -S``: no environment needed): ModelGuard's interpreter with its links
+    resolved, which lies in a folder every view shows (``interpreter_paths``)."""
+    return os.path.realpath(sys.executable)
 
 
 def _depth(path: Path) -> int:
@@ -161,7 +174,7 @@ def bwrap_argv(program: str, view: View, identity: Identity, command: Sequence[s
     """``command`` inside bubblewrap with ``view``, started as ``identity``."""
     if identity.drop_from_root:
         prefix = [*NAMESPACES_AS_ROOT, *SESSION, *KEEP_FOR_DROP]
-        start = [sys.executable, "-I", "-S", "-c", DROP_PROGRAM, str(identity.uid), str(identity.gid)]
+        start = [drop_interpreter(), "-I", "-S", "-c", DROP_PROGRAM, str(identity.uid), str(identity.gid)]
     else:
         prefix = [*NAMESPACES_AS_USER, *SESSION, "--cap-drop", "ALL"]
         start = []

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from libs.sandbox.workspace_interpreter import WorkspaceInterpreter
+
 SYSTEM_PATH = ("/usr/bin", "/bin")
 PINNED = {
     "LANG": "C.UTF-8",
@@ -25,11 +27,13 @@ def interpreter_bin_dir() -> Path:
     return Path(sys.executable).parent
 
 
-def search_path() -> str:
-    return ":".join(dict.fromkeys([str(interpreter_bin_dir()), *SYSTEM_PATH]))
+def search_path(environment: WorkspaceInterpreter | None = None) -> str:
+    """The interpreter's folder (a workspace environment's ``bin`` when one is given), then the system's."""
+    first = environment.bin_dir if environment is not None else interpreter_bin_dir()
+    return ":".join(dict.fromkeys([str(first), *SYSTEM_PATH]))
 
 
-def sandbox_environment(home: Path, tmpdir: Path) -> dict[str, str]:
+def sandbox_environment(home: Path, tmpdir: Path, environment: WorkspaceInterpreter | None = None) -> dict[str, str]:
     """PATH (the interpreter's folder, /usr/bin, /bin), HOME and TMPDIR in the command's scratch folder,
     and the pinned locale, hash seed and thread counts. Nothing is copied from ``os.environ``."""
-    return {"PATH": search_path(), "HOME": str(home), "TMPDIR": str(tmpdir), **PINNED}
+    return {"PATH": search_path(environment), "HOME": str(home), "TMPDIR": str(tmpdir), **PINNED}

@@ -39,14 +39,18 @@ class CommandNotAllowed(ValueError):
     subclasses) it cannot be confined here."""
 
 
-def resolve_program(argv: Sequence[str]) -> list[str]:
-    """``argv`` with its program replaced by the allow-listed binary; anything else is refused."""
+def resolve_program(argv: Sequence[str], python: Path | None = None) -> list[str]:
+    """``argv`` with its program replaced by the allow-listed binary; anything else is refused. ``python``: the
+    workspace environment's interpreter that ``python`` stands for instead of ModelGuard's (checked by the caller:
+    ``libs.sandbox.workspace_interpreter.checked``)."""
     if isinstance(argv, str) or not argv or argv[0] not in ALLOWED_PROGRAMS:
         program = argv[0] if argv and not isinstance(argv, str) else argv
         raise CommandNotAllowed(
-            f"refused to run {program!r}: only {sorted(ALLOWED_PROGRAMS)} may run (as ModelGuard's interpreter)"
+            f"refused to run {program!r}: only {sorted(ALLOWED_PROGRAMS)} may run (as ModelGuard's interpreter "
+            "or the workspace environment's)"
         )
-    return [ALLOWED_PROGRAMS[argv[0]], *argv[1:]]
+    binary = str(python) if python is not None and argv[0] == "python" else ALLOWED_PROGRAMS[argv[0]]
+    return [binary, *argv[1:]]
 
 
 @dataclass(frozen=True)

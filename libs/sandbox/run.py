@@ -35,6 +35,7 @@ from libs.sandbox.protected_paths import ProtectedPaths, protected_paths
 from libs.sandbox.report import SandboxReport, cpu_limit_text, memory_limit_text, process_limit_text
 from libs.sandbox.staging import CollectedOutputs, Staging
 from libs.sandbox.verdict import ending_text, exceeded_limit
+from libs.sandbox.workspace_interpreter import WorkspaceInterpreter, checked
 
 __all__ = ["SandboxReport", "SandboxResult", "SandboxUnavailable", "require_sandbox", "run_sandboxed"]
 
@@ -107,12 +108,18 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], policy: SandboxPoli
     return _Ran(outcome, usage, cgroup, process_cap)
 
 
-def _view(cwd: Path, declared: DeclaredPaths, protected: ProtectedPaths, staging: Staging) -> View:
+def _view(
+    cwd: Path,
+    declared: DeclaredPaths,
+    protected: ProtectedPaths,
+    staging: Staging,
+    environment: WorkspaceInterpreter | None,
+) -> View:
     home, tmpdir = staging.scratch()
     return View(
         cwd=staging.readable(cwd),
         readable=(
-            *(Mount(path, path) for path in interpreter_paths()),
+            *(Mount(path, path) for path in interpreter_paths(environment)),
             *(staging.readable(path) for path in declared.inputs),
         ),
         writable=(
@@ -170,36 +177,40 @@ def run_sandboxed(
     *,
     isolation: Isolation | None = None,
     protected: ProtectedPaths | None = None,
+    environment: WorkspaceInterpreter | None = None,
 ) -> SandboxResult:
     """Run ``argv`` (``python ...``) in ``cwd``. Existing absolute paths among the arguments are inputs (made
     readable); paths that do not exist yet, or follow ``--output``/``--junitxml``, are outputs (their folder
     made writable). A non-zero exit, a limit, a change to ``cwd`` or a refused argument make the result
-    ``failed``. Raises CommandNotAllowed for a refused program, SandboxUnavailable when no sandbox can run
-    here and the policy does not allow unconfined runs, OSError when the program cannot start."""
-    command = resolve_program(argv)
+    ``failed``. ``environment``: the workspace's own built environment, whose ``python`` runs instead of
+    ModelGuard's and which is shown read-only instead of ModelGuard's environment. Raises CommandNotAllowed for a
+    refused program or environment, SandboxUnavailable when no sandbox can run here and the policy does not allow
+    unconfined runs, OSError when the program cannot start."""
+    environment = checked(environment) if environment is not None else None
+    command = resolve_program(argv, environment.python if environment is not None else None)
     if isolation is None:
         isolation = probe_isolation(policy.isolation, uid=policy.run_as_uid, gid=policy.run_as_gid)
     if isolation.mechanism == "none" and not policy.allow_unconfined:
         raise SandboxUnavailable(isolation.refusal())
     cwd = Path(os.path.realpath(cwd))
     if isolation.mechanism == "none":
-        return _run_unconfined(list(argv), command, cwd, policy, isolation)
+        return _run_unconfined(list(argv), command, cwd, policy, isolation, environment)
     protected = protected or protected_paths(policy.hidden)
     secret = protected.secret_holding(cwd)
     if secret is not None:
         raise CommandNotAllowed(f"refused to run in {cwd}: it lies inside the protected {secret}")
     identity = isolation.identity(policy.run_as_uid, policy.run_as_gid)
-    fixed = [*_system_folders(), *interpreter_paths()]
+    fixed = [*_system_folders(), *interpreter_paths(environment)]
     declared = declared_paths(argv[1:], protected, cwd=cwd, fixed=fixed)
     with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
         staging = Staging(Path(folder), identity)
-        view = _view(cwd, declared, protected, staging)
+        view = _view(cwd, declared, protected, staging, environment)
         home, tmpdir = view.writable[0].target, view.writable[1].target
         before = hash_tree(cwd)
         ran = _run(
             bwrap_argv(str(isolation.program), view, identity, command),
             cwd,
-            sandbox_environment(home, tmpdir),
+            sandbox_environment(home, tmpdir, environment),
             policy,
             identity,
         )
@@ -224,14 +235,19 @@ def run_sandboxed(
 
 
 def _run_unconfined(
-    argv: list[str], command: list[str], cwd: Path, policy: SandboxPolicy, isolation: Isolation
+    argv: list[str],
+    command: list[str],
+    cwd: Path,
+    policy: SandboxPolicy,
+    isolation: Isolation,
+    environment: WorkspaceInterpreter | None,
 ) -> SandboxResult:
     """The policy allows unconfined runs and no sandbox works: environment, limits and hashing only."""
     with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
         staging = Staging(Path(folder), Identity(os.getuid(), os.getgid(), drop_from_root=False))
         home, tmpdir = staging.scratch()
         before = hash_tree(cwd)
-        ran = _run(command, cwd, sandbox_environment(home, tmpdir), policy, None)
+        ran = _run(command, cwd, sandbox_environment(home, tmpdir, environment), policy, None)
         changes = compare_trees(before, hash_tree(cwd))
         scratch_writes = staging.scratch_files()
     report = _report(isolation, policy, ran, None, workspace_changes=changes, scratch_writes=scratch_writes)

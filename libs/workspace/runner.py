@@ -10,7 +10,12 @@ from it carry it.
 Where it runs: this process's own bubblewrap by default; with ``MODELGUARD_RUNNER`` set, the workspace runner
 (``services/runner``) runs it and the result is the same (``libs.sandbox.remote.client``; its report's
 ``runner`` names the runner). The runner failing to answer in time is a CommandTimedOut; a runner that cannot
-be reached, or an answer that does not pass the caller's checks, is a CommandNotAllowed with the reason."""
+be reached, or an answer that does not pass the caller's checks, is a CommandNotAllowed with the reason.
+
+Which Python: the environment the revision in ``cwd`` declares (``libs.workspace_env``), built or taken from the
+cache, else ModelGuard's own. A refused declaration or a failed build raises EnvironmentUnavailable (a
+CommandNotAllowed) before anything runs; so does a declaration with ``MODELGUARD_RUNNER`` set, since the
+workspace runner does not build environments yet (docs/workspace-environments.md)."""
 
 from __future__ import annotations
 
@@ -23,11 +28,14 @@ from libs.sandbox.remote.client import run_remote, runner_readiness
 from libs.sandbox.remote.protocol import RunnerTimedOut
 from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, require_sandbox, run_sandboxed
 from libs.settings import load_runner_settings
+from libs.workspace_env.failure import EnvironmentUnavailable
+from libs.workspace_env.resolve import declared, workspace_interpreter
 
 __all__ = [
     "CommandNotAllowed",
     "CommandResult",
     "CommandTimedOut",
+    "EnvironmentUnavailable",
     "SandboxUnavailable",
     "require_workspace_sandbox",
     "run_command",
@@ -94,8 +102,15 @@ def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: Sandbox
     policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
     runner = load_runner_settings()
     if runner.url is None:
-        result = run_sandboxed(argv, Path(cwd), policy)
+        result = run_sandboxed(argv, Path(cwd), policy, environment=workspace_interpreter(Path(cwd)))
     else:
+        declaration = declared(Path(cwd))
+        if declaration is not None:
+            raise EnvironmentUnavailable(
+                f"the revision declares its environment ({declaration.names}), and the workspace runner "
+                f"({runner.url}) does not build workspace environments yet",
+                declaration=declaration.names,
+            )
         try:
             result = run_remote(argv, Path(cwd), policy, runner)
         except RunnerTimedOut as error:

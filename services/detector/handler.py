@@ -2,7 +2,9 @@
 
 When the model's workspace declares ``predict``, the detector does not read the CI's figures: the referee
 (a port, ``Referee``) evaluates the base revision on the approval window and the candidate on the incident
-window, computing the metric from the labels it kept back, and the gate reads those figures."""
+window, computing the metric from the labels it kept back, and the gate reads those figures. When the
+environment a revision declares cannot be had (``RefereeEnvironmentFailed``), the incident ends with an
+``EnvironmentFailed`` event: an outcome, not a dead letter."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from contracts.common import PolicyRef
-from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from contracts.events.evaluation import EnvironmentFailed, EvaluationPassed, EvaluationReported, RegressionDetected
 from libs.policy import ModelPolicy
 from services.detector.gate import apply_gate
 from services.detector.policy_catalog import LoadedPolicy
@@ -39,6 +41,20 @@ class RefereeFailed(RuntimeError):
     """The referee could not compute a figure (a revision's predict failed or broke the contract)."""
 
 
+class RefereeEnvironmentFailed(RefereeFailed):
+    """The environment a revision declares could not be built (or its declaration was refused)."""
+
+    def __init__(
+        self, revision: str, reason: str, *, declaration: str = "", digest: str = "", resolver_message: str = ""
+    ) -> None:
+        self.revision = revision
+        self.reason = reason
+        self.declaration = declaration
+        self.digest = digest
+        self.resolver_message = resolver_message
+        super().__init__(f"the {revision} revision's environment could not be had: {reason}")
+
+
 def detect(
     evaluation: EvaluationReported,
     policy: LoadedPolicy | None,
@@ -51,7 +67,19 @@ def detect(
     if policy.policy.workspace.referee:
         if referee is None:
             raise RefereeFailed("the workspace declares predict but this detector has no referee")
-        figures = referee(evaluation, policy.policy)
+        try:
+            figures = referee(evaluation, policy.policy)
+        except RefereeEnvironmentFailed as failure:
+            return EnvironmentFailed(
+                run_id=evaluation.run_id,
+                workspace=evaluation.workspace,
+                policy=store_policy(policy),
+                revision="base" if failure.revision == "baseline" else "candidate",
+                declaration=failure.declaration[:200],
+                digest=failure.digest,
+                reason=failure.reason[:2000],
+                resolver_message=failure.resolver_message[-4000:],
+            )
         claimed = (evaluation.baseline_metrics, evaluation.candidate_metrics)
         gate = apply_gate(gate_policy, figures.baseline, figures.candidate, source="referee", claimed=claimed)
     else:

@@ -3,14 +3,16 @@ letters of the run, and the clock.
 
 Statuses, in the order they are decided:
 
-- `published` (the investigation's finding is published) and `passed` (the gate passed): done, with the
-  outcome (libs.events.outcome) and its CI result (`ci`: pass or fail, by the incident's policy's `ci` section);
+- `published` (the investigation's finding is published), `passed` (the gate passed) and `environment_failed`
+  (the environment a revision declares could not be built): done, with the outcome (libs.events.outcome) and its
+  CI result (`ci`: pass or fail, by the incident's policy's `ci` section);
 - `dead_lettered`: a service refused an input of the run, so nothing more will happen; `reason` names the
   service, the input and why;
 - `stuck`: the run's last event is older than `stuck_after_s` and nothing came since; `reason` says how long;
 - `regressed` (the gate failed; the investigation is under way) and `pending` (reported, gate not applied yet).
 
-`finished` is true for the first four: the CI can stop waiting. Only `published` and `passed` have a `ci` result.
+`finished` is true for the first five: the CI can stop waiting. Only `published`, `passed` and
+`environment_failed` have a `ci` result.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from libs.events.codec import SignedEvent
 from libs.events.outcome import IncompleteInvestigation, outcome_of
 from services.detector.dead_letter_log import RefusedInput
 
-FINISHED = ("published", "passed", "dead_lettered", "stuck")
+FINISHED = ("published", "passed", "environment_failed", "dead_lettered", "stuck")
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,9 @@ def verdict_of(
         status, outcome = "published", _published_outcome(of_run, payloads["Published"])
     elif "EvaluationPassed" in payloads:
         status, outcome = "passed", "gate_passed"
+    elif "EnvironmentFailed" in payloads:
+        status, outcome = "environment_failed", "environment_failed"
+        reason = payloads["EnvironmentFailed"].reason
     elif dead_letters:
         status, reason = "dead_lettered", dead_letters[0].line()
     elif (stalled := _stalled_for(of_run, now, stuck_after_s)) is not None:

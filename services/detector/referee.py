@@ -14,7 +14,8 @@ from libs.workspace.materialize import materialized_workspace
 from libs.workspace.model_evaluation import evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut
 from libs.workspace.snapshot import UnsafeSnapshot
-from services.detector.handler import Referee, RefereedMetrics, RefereeFailed
+from libs.workspace_env.failure import EnvironmentUnavailable
+from services.detector.handler import Referee, RefereedMetrics, RefereeEnvironmentFailed, RefereeFailed
 
 FAILURES = (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError)
 
@@ -30,6 +31,14 @@ def artifact_referee(artifacts: LocalArtifactStore, scratch: Path) -> Referee:
                 ):
                     try:
                         figures[name] = evaluate_model(tree, window, policy.workspace, policy.gate).metrics
+                    except EnvironmentUnavailable as error:
+                        raise RefereeEnvironmentFailed(
+                            name,
+                            _without(error.reason, scratch),
+                            declaration=error.declaration,
+                            digest=error.digest,
+                            resolver_message=_without(error.resolver_message, scratch),
+                        ) from error
                     except FAILURES as error:
                         message = " ".join(str(error).replace(str(scratch), "<scratch>").split())
                         raise RefereeFailed(f"the {name} revision could not be refereed: {message[-600:]}") from error
@@ -38,3 +47,8 @@ def artifact_referee(artifacts: LocalArtifactStore, scratch: Path) -> Referee:
         return RefereedMetrics(baseline=figures["baseline"], candidate=figures["candidate"])
 
     return referee
+
+
+def _without(text: str, scratch: Path) -> str:
+    """``text`` with the referee's scratch folder (where the revisions were laid out) named as such."""
+    return text.replace(str(scratch), "<scratch>")

@@ -10,7 +10,7 @@ from contracts.schema_export import drifted, generated_files, topics_manifest
 
 def test_every_contract_has_its_own_versioned_topic() -> None:
     topics = [c.topic for c in CONTRACTS.values()]
-    assert len(set(topics)) == len(topics) == 12
+    assert len(set(topics)) == len(topics) == 13
     assert CONTRACTS["RegressionDetected"].topic == "modelguard.regression-detected.v1"
     assert DEAD_LETTER_TOPIC in all_topics()
 

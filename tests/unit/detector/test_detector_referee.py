@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contracts.common import PolicyRef
-from contracts.events.evaluation import EvaluationPassed, RegressionDetected
+from contracts.events.evaluation import EnvironmentFailed, EvaluationPassed, RegressionDetected
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
@@ -20,8 +20,8 @@ from services.detector.referee import artifact_referee
 from tests.support.tiny_bundle import make_tiny_bundle
 
 
-def _reported(tmp_path: Path, candidate: str, claim: dict[str, float] | None = None):
-    bundle = load_bundle(make_tiny_bundle(tmp_path / "bundle", candidate=candidate, contract="predict"))
+def _reported(tmp_path: Path, candidate: str, claim: dict[str, float] | None = None, bundle: Path | None = None):
+    bundle = load_bundle(bundle or make_tiny_bundle(tmp_path / "bundle", candidate=candidate, contract="predict"))
     artifacts = LocalArtifactStore(tmp_path / "artifacts")
     evaluation = evaluate_bundle(bundle.root, tmp_path / "ci", artifacts, "run-1", None)
     if claim is not None:
@@ -67,3 +67,15 @@ def test_a_revision_whose_predict_fails_is_a_referee_failure_with_its_reason(tmp
     )
     with pytest.raises(RefereeFailed, match="candidate revision could not be refereed"):
         detect(broken, policy, store, referee)
+
+
+def test_a_revision_whose_environment_is_refused_ends_the_incident_as_an_outcome(tmp_path: Path) -> None:
+    """Not a dead letter: the detector says which revision, which declaration and why."""
+    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="candidate", contract="predict")
+    (bundle / "workspace" / "candidate" / "requirements.txt").write_text("numpy==2.4.6\n-e ./vendor/fastcsv\n")
+    evaluation, policy, store, referee = _reported(tmp_path, "candidate", bundle=bundle)
+    event = detect(evaluation, policy, store, referee)
+    assert isinstance(event, EnvironmentFailed)
+    assert (event.revision, event.declaration, event.digest) == ("candidate", "requirements.txt", "")
+    assert "requirements.txt line 2 is not a package from the index" in event.reason
+    assert event.run_id == evaluation.run_id and event.policy.name == "tiny"
