@@ -78,7 +78,10 @@ def test_a_service_stops_reconnecting_while_its_broker_is_away_and_resumes_when_
 
             first.stop()
             assert await _until(lambda: not runtime.health.ready, 30), "never noticed the broker was gone"
-            assert all(getattr(s, "consumer", None) is None for s in runtime.broker.subscribers)
+            # readiness turns false first, then the consumers are closed: wait for the close to finish
+            assert await _until(
+                lambda: all(getattr(s, "consumer", None) is None for s in runtime.broker.subscribers), 60
+            ), "the consumers were never closed"
             quiet_from = len(attempts)
             await asyncio.sleep(8.0)
             # before: every consumer loop reconnected every 100 ms, about 400 attempts in these 8 s; now only the
