@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contracts.events.context import ContextCollected, UpstreamRiskDetected
 from contracts.events.publication import Published
 from contracts.registry import Event
 from libs.ledger.decoding import decode_row
@@ -67,6 +68,20 @@ class IncidentProjection(BaseModel):
         "empty list: DataHub records no owner); events before contracts 1.1 name none here",
     )
     publications: dict[str, str] = Field(default_factory=dict, description="channel -> last status")
+    outcome: str | None = Field(
+        default=None,
+        description="the outcome published (repair_validated, repair_withheld, validation_failed, upstream_risk), "
+        "or passed / environment_failed; None while nothing ended the incident",
+    )
+    cause: str | None = Field(
+        default=None, description="an upstream risk's cause: schema_change, assertion_failed, job_changed, ..."
+    )
+    changed_asset: str | None = Field(default=None, description="the upstream asset whose change opened the risk")
+    change_summary: str | None = Field(default=None, description="what changed, as the context service read it")
+    deployments: list[str] = Field(
+        default_factory=list,
+        description="deployments at risk: the model's as DataHub records them, or those an upstream risk reaches",
+    )
     event_count: int = 0
     first_at: datetime | None = None
     last_at: datetime | None = None
@@ -98,9 +113,21 @@ def apply(state: IncidentProjection, event: Event[Any]) -> IncidentProjection:
         changes["reason"] = payload.reason
     if told := getattr(payload, "owners", None):
         changes["owners"] = {entry.asset: [owner.owner_urn for owner in entry.owners] for entry in told}
+    if isinstance(payload, ContextCollected) and payload.context.model is not None:
+        changes["deployments"] = list(payload.context.model.deployment_urns)
+    if isinstance(payload, UpstreamRiskDetected):
+        changes.update(
+            cause=payload.cause,
+            changed_asset=payload.asset_urn,
+            change_summary=payload.change_summary,
+            deployments=sorted({d for affected in payload.affected for d in affected.deployments}),
+        )
     if meta.event_type in OUTCOMES:
         changes["status"] = OUTCOMES[meta.event_type]
+    if meta.event_type in ("EvaluationPassed", "EnvironmentFailed"):
+        changes["outcome"] = OUTCOMES[meta.event_type]
     if isinstance(payload, Published):
+        changes["outcome"] = payload.outcome
         changes["publications"] = {**state.publications, **{c.channel: c.status for c in payload.channels}}
         if state.status == "open":
             changes["status"] = "published"

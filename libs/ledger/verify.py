@@ -25,6 +25,9 @@ class Problem:
     event_id: str
     event_type: str
     what: str
+    check: str = ""
+    """Which check found it: "chain" (sequence, hashes, positions), "signature", "content" (stored columns
+    against the signed event) or "causal" (causation and input digests)."""
 
 
 @dataclass(frozen=True)
@@ -57,21 +60,24 @@ def check_incident(rows: Sequence[LedgerRow], registry: KeyRegistry) -> list[Pro
     earlier: dict[str, LedgerRow] = {}
     expected_sequence, expected_prev, previous_position = 1, GENESIS_HASH, 0
     for row in rows:
-        found = _link_problems(row, expected_sequence, expected_prev)
+        found = [("chain", w) for w in _link_problems(row, expected_sequence, expected_prev)]
         if row.position <= previous_position:
             found.append(
-                f"sequence {row.sequence} is at position {row.position}, before the event it follows (position "
-                f"{previous_position}): positions were reordered"
+                (
+                    "chain",
+                    f"sequence {row.sequence} is at position {row.position}, before the event it follows (position "
+                    f"{previous_position}): positions were reordered",
+                )
             )
         signed, reason = _open(row, registry)
         if reason:
-            found.append(reason)
+            found.append(("signature", reason))
         if signed is not None:
-            found += _content_problems(row, signed)
-            found += _causal_problems(row, signed, earlier, by_digest)
+            found += [("content", w) for w in _content_problems(row, signed)]
+            found += [("causal", w) for w in _causal_problems(row, signed, earlier, by_digest)]
         if row.event_id in earlier:
-            found.append(f"event_id {row.event_id} appears twice in the incident")
-        problems += [Problem(row.position, row.sequence, row.event_id, row.event_type, w) for w in found]
+            found.append(("chain", f"event_id {row.event_id} appears twice in the incident"))
+        problems += [Problem(row.position, row.sequence, row.event_id, row.event_type, w, c) for c, w in found]
         earlier.setdefault(row.event_id, row)
         expected_sequence, expected_prev, previous_position = row.sequence + 1, row.hash, row.position
     return problems

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from contracts.events.publication import ChannelResult, Published
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import ValidationFailed
@@ -14,6 +15,7 @@ from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.ledger import IncidentProjection, LedgerStore, project, replay
 from libs.ledger.samples import (
+    START,
     SampleKeys,
     abstained_incident,
     passed_incident,
@@ -48,6 +50,11 @@ def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys
         "owners": {},
         "publications": {"github": "created", "datahub": "created"},
         "event_count": 6,
+        "outcome": "repair_proposed",
+        "cause": None,
+        "changed_asset": None,
+        "change_summary": None,
+        "deployments": [],
     }
 
 
@@ -82,7 +89,11 @@ def _validation_failed_then_published(keys: SampleKeys) -> list[SignedEvent]:
 
 
 CASES: list[tuple[str, Callable[[SampleKeys], list[SignedEvent]], dict[str, Any]]] = [
-    ("passed", lambda k: passed_incident(k, "passed"), {"status": "passed", "phase": "detect", "event_count": 2}),
+    (
+        "passed",
+        lambda k: passed_incident(k, "passed"),
+        {"status": "passed", "phase": "detect", "event_count": 2, "outcome": "passed"},
+    ),
     (
         "abstained",
         lambda k: abstained_incident(k, "abstained"),
@@ -101,9 +112,19 @@ CASES: list[tuple[str, Callable[[SampleKeys], list[SignedEvent]], dict[str, Any]
     (
         "validation_failed",
         _validation_failed_then_published,
-        {"status": "validation_failed", "phase": "publish", "after_repair": 0.83, "publications": {"github": "noop"}},
+        {
+            "status": "validation_failed",
+            "phase": "publish",
+            "after_repair": 0.83,
+            "publications": {"github": "noop"},
+            "outcome": "validation_failed",
+        },
     ),
-    ("open", lambda k: repaired_incident(k, "open")[:3], {"status": "open", "phase": "diagnose", "confidence": 0.82}),
+    (
+        "open",
+        lambda k: repaired_incident(k, "open")[:3],
+        {"status": "open", "phase": "diagnose", "confidence": 0.82, "outcome": None},
+    ),
 ]
 
 
@@ -132,6 +153,40 @@ def test_replay_is_the_pure_fold_of_the_logged_events(store: LedgerStore, keys: 
     assert replayed == project(e.event for e in log)
     assert set(replayed) == {sample_incident_id("one"), sample_incident_id("two")}
     assert all(isinstance(p, IncidentProjection) for p in replayed.values())
+
+
+def test_an_upstream_risk_projects_its_cause_changed_asset_and_deployments_at_risk(
+    store: LedgerStore, keys: SampleKeys
+) -> None:
+    risk = UpstreamRiskDetected(
+        cause="schema_change",
+        asset_urn=UNOWNED,
+        change_summary="column 'age' renamed to 'tenure'",
+        change_fingerprint="a" * 64,
+        affected=[
+            AffectedModel(
+                model_urn=MODEL, deployments=["urn:li:mlModelDeployment:(sagemaker,b,PROD)"], owners=[], path=[]
+            ),
+            AffectedModel(
+                model_urn=MODEL, deployments=["urn:li:mlModelDeployment:(sagemaker,a,PROD)"], owners=[], path=[]
+            ),
+        ],
+    )
+    event = next_event(
+        risk, producer="context", producer_version="0.1.0", occurred_at=START, incident_id=sample_incident_id("risk")
+    )
+    store.append(seal(event, keys.keys["context"]))
+
+    projection = replay(store, keys.registry)[sample_incident_id("risk")]
+
+    assert projection.model_dump(include={"model_urn", "cause", "changed_asset", "change_summary", "deployments"}) == {
+        "model_urn": MODEL,
+        "cause": "schema_change",
+        "changed_asset": UNOWNED,
+        "change_summary": "column 'age' renamed to 'tenure'",
+        "deployments": ["urn:li:mlModelDeployment:(sagemaker,a,PROD)", "urn:li:mlModelDeployment:(sagemaker,b,PROD)"],
+    }
+    assert projection.outcome is None and projection.status == "open"
 
 
 def _next(keys: SampleKeys, producer: str, payload: Any, cause: SignedEvent) -> SignedEvent:

@@ -15,7 +15,7 @@ import pytest
 from contracts.envelope import DsseEnvelope
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import SignedEvent
-from libs.ledger import CHECKPOINT_PAYLOAD_TYPE, LedgerStore
+from libs.ledger import CHECKPOINT_PAYLOAD_TYPE, LedgerStore, verify_incident
 from libs.ledger.audit import LedgerAudit, audit_ledger
 from libs.ledger.external_head import HeadFile, HeadLog, to_document
 from libs.ledger.samples import (
@@ -149,6 +149,9 @@ def test_a_flipped_signature_byte_is_found_and_named(built: Built) -> None:
     named = _names(built.audit(), "tamper-b")
 
     assert any(f"position {position}" in f and "envelope rejected" in f for f in named), named
+    # each problem says which check found it: the console shows signature and hash chain apart
+    report = verify_incident(built.store, sample_incident_id("tamper-b"), built.keys.registry)
+    assert {p.check for p in report.problems if p.position == position} == {"signature", "chain"}
 
 
 def test_a_deleted_middle_event_is_found_and_named(built: Built) -> None:
