@@ -499,6 +499,9 @@ def parser() -> argparse.ArgumentParser:
     from modelguard.guard_command import add_guard_parser
 
     add_guard_parser(sub)
+    from modelguard.console.command import add_console_parser
+
+    add_console_parser(sub)
     return root
 
 

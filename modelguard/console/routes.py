@@ -1,0 +1,58 @@
+"""The console's pages. Each reads the ledger afresh: what is shown is what the log holds now."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from libs.events.codec import MalformedMessage
+from modelguard.console.incident_list import incident_list
+from modelguard.console.incident_view import incident_view
+from modelguard.console.ledger_source import ConsoleLedger
+from modelguard.console.templates_env import STATIC_DIR
+
+INCIDENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+class Pages:
+    def __init__(self, ledger: ConsoleLedger, templates: Jinja2Templates) -> None:
+        self.ledger, self.templates = ledger, templates
+
+    def routes(self) -> list[Route | Mount]:
+        return [
+            Route("/", self.incidents, name="incidents"),
+            Route("/incidents/{incident_id}", self.incident, name="incident"),
+            Route("/healthz", self.health, name="health"),
+            Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+        ]
+
+    async def incidents(self, request: Request) -> Response:
+        try:
+            projections, failure = self.ledger.projections()
+        except MalformedMessage as exc:
+            return self._refused(request, f"the ledger does not decode ({exc}); run `modelguard verify`", 500)
+        listing = incident_list(projections, request.query_params, datetime.now(UTC))
+        return self._page(request, "incidents.html", {"listing": listing, "failure": failure})
+
+    async def incident(self, request: Request) -> Response:
+        incident_id = request.path_params["incident_id"]
+        rows = self.ledger.rows(incident_id) if INCIDENT_ID.match(incident_id) else []
+        if not rows:
+            return self._refused(request, f"no incident {incident_id[:128]!r} in the ledger", 404)
+        return self._page(request, "incident.html", {"view": incident_view(self.ledger, incident_id, rows)})
+
+    async def health(self, _request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    def _page(self, request: Request, name: str, context: dict[str, object], status: int = 200) -> Response:
+        context = {**context, "user": request.scope.get("user_name")}
+        return self.templates.TemplateResponse(request, name, context, status_code=status)
+
+    def _refused(self, request: Request, line: str, status: int) -> Response:
+        return self._page(request, "refused.html", {"line": line}, status)
