@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint contracts bench live-verify stack-up stack-down clean
+.PHONY: install demo console test test-fast lint contracts bench live-verify stack-up stack-down clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,11 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m modelguard demo
+
+# The read-only incident console over the demo's home (or MODELGUARD_HOME), on 127.0.0.1:8080 until Ctrl-C.
+CONSOLE_HOME ?= out/demo/stack
+console: $(STAMP)
+	MODELGUARD_HOME=$${MODELGUARD_HOME:-$(CONSOLE_HOME)} $(PY) -m modelguard console --insecure-local
 
 test: $(STAMP)
 	$(PY) -m contracts.schema_export --check

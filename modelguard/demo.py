@@ -112,6 +112,10 @@ def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     _print_summary(summary)
     print(f"\nwrote {out_dir / 'summary.json'}; publications under {settings.publish_dir}")
+    print(
+        f"console: `make console` (MODELGUARD_HOME={home} modelguard console --insecure-local) serves these incidents "
+        "on http://127.0.0.1:8080/"
+    )
     # what ModelGuard guarantees whatever the data says: a verifiable log, a verifiable attestation, one publication
     broken = [
         what
