@@ -12,7 +12,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from libs.events.codec import MalformedMessage
-from modelguard.console.incident_list import incident_list
+from modelguard.console.incident_list import STUCK_AFTER_MIN, BadFilter, incident_list
 from modelguard.console.incident_view import incident_view
 from modelguard.console.ledger_source import ConsoleLedger
 from modelguard.console.templates_env import STATIC_DIR
@@ -37,8 +37,12 @@ class Pages:
             projections, failure = self.ledger.projections()
         except MalformedMessage as exc:
             return self._refused(request, f"the ledger does not decode ({exc}); run `modelguard verify`", 500)
-        listing = incident_list(projections, request.query_params, datetime.now(UTC))
-        return self._page(request, "incidents.html", {"listing": listing, "failure": failure})
+        try:
+            listing = incident_list(projections, request.query_params, datetime.now(UTC))
+        except BadFilter as exc:
+            return self._refused(request, str(exc), 400)
+        context = {"listing": listing, "failure": failure, "stuck_after": STUCK_AFTER_MIN}
+        return self._page(request, "incidents.html", context)
 
     async def incident(self, request: Request) -> Response:
         incident_id = request.path_params["incident_id"]

@@ -89,6 +89,9 @@ def test_filters_by_outcome_status_and_model_and_says_when_nothing_has_a_value(
     assert _rows(client.get("/?outcome=repair_validated&status=published", headers=BEARER).text) == [home.regression]
     assert set(_rows(client.get("/", params={"model": MODEL}, headers=BEARER).text)) == {home.regression, home.risk}
     assert _rows(client.get("/?status=abstained", headers=BEARER).text) == []
+    assert _rows(client.get("/?quiet=0", headers=BEARER).text) == []  # both demo incidents are published
+    bad = client.get("/", params={"quiet": HOSTILE}, headers=BEARER)
+    assert bad.status_code == 400 and "quiet takes whole minutes" in bad.text and HOSTILE not in bad.text
     hostile = client.get("/", params={"model": HOSTILE}, headers=BEARER).text
     assert _rows(hostile) == []
     assert "no incident has model &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in hostile
@@ -184,6 +187,9 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
     with TestClient(console_app(home.ledger(url), ConsoleAuth(token=TOKEN))) as client:
         listing = client.get("/", headers=BEARER).text
         page = client.get(f"/incidents/{incident}", headers=BEARER).text
+        unfinished = client.get("/?quiet=0", headers=BEARER).text
+    assert _rows(unfinished) == [incident]  # nothing published it: it waits at its first event
+    assert "at UpstreamRiskDetected (detect), quiet" in unfinished
     for text in (listing, page):
         assert "<script>" not in text and "<img" not in text
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
