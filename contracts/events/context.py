@@ -28,3 +28,8 @@ class UpstreamRiskDetected(Frozen):
     change_summary: str
     change_fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
     affected: list[AffectedModel]
+    changed_fields: list[str] = Field(
+        default_factory=list,
+        description="the changed asset's columns (field paths) the change touches, the ones the impact was traced "
+        "from field-level; empty when it was traced entity-level (since 1.1)",
+    )

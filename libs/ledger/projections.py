@@ -77,6 +77,7 @@ class IncidentProjection(BaseModel):
         default=None, description="an upstream risk's cause: schema_change, assertion_failed, job_changed, ..."
     )
     changed_asset: str | None = Field(default=None, description="the upstream asset whose change opened the risk")
+    changed_fields: list[str] = Field(default_factory=list, description="its columns the change touches")
     change_summary: str | None = Field(default=None, description="what changed, as the context service read it")
     deployments: list[str] = Field(
         default_factory=list,
@@ -119,6 +120,7 @@ def apply(state: IncidentProjection, event: Event[Any]) -> IncidentProjection:
         changes.update(
             cause=payload.cause,
             changed_asset=payload.asset_urn,
+            changed_fields=list(payload.changed_fields),
             change_summary=payload.change_summary,
             deployments=sorted({d for affected in payload.affected for d in affected.deployments}),
         )

@@ -17,6 +17,7 @@ from contracts.events.context import UpstreamRiskDetected
 from contracts.events.diagnosis import DiagnosisReport
 
 DEPLOYED_TO = "DeployedTo"
+FIELD_OF = "FieldOf"
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,11 @@ def regression_lineage(snapshot: ContextSnapshot, report: DiagnosisReport | None
 
 
 def risk_lineage(risk: UpstreamRiskDetected) -> LineageGraph:
-    paths: list[tuple[Sequence[str], Sequence[str]]] = []
+    """Each changed field (a schemaField node) leads into the changed asset, which leads down each path."""
+    paths: list[tuple[Sequence[str], Sequence[str]]] = [
+        ((f"urn:li:schemaField:({risk.asset_urn},{field})", risk.asset_urn), (FIELD_OF,))
+        for field in risk.changed_fields
+    ]
     for affected in risk.affected:
         hops = list(affected.path)
         if len(hops) >= 2:

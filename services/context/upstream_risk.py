@@ -129,6 +129,7 @@ def detect_upstream_risk(mcl: DecodedMcl, mirror: MetadataMirror) -> UpstreamRis
         change_summary=_summary(finding, report),
         change_fingerprint=change_fingerprint(mcl.urn, mcl.aspect_name, finding.cause, finding.change),
         affected=[_affected(impact) for impact in report.impacts],
+        changed_fields=list(dict.fromkeys(path for trace in finding.traces for path in trace.field_paths)),
     )
 
 

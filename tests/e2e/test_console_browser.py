@@ -123,6 +123,8 @@ def test_the_console_shows_the_demo_incidents_to_a_real_browser(console_url: str
     page.wait_for_load_state()
     change = page.locator("#upstream-change").inner_text()
     assert "analytics.crm.customers" in change and "account_age_months" in change
+    assert page.locator("#upstream-change dd.field").inner_text() == "account_age_months"
+    assert page.locator("#lineage svg g.node.kind-schemaField.on-path").count() == 1
     assert page.locator("#lineage svg g.node.on-path").filter(has_text=DEPLOYMENT).count() == 1
     page.screenshot(path=str(SCREENSHOTS / "upstream-risk.png"), full_page=True)
     assert blocked == [], "the console's own pages broke its Content-Security-Policy"

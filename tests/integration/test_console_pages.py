@@ -71,7 +71,8 @@ def test_the_list_shows_both_demo_incidents_with_their_outcome_cause_and_deploym
     row = {incident: _row_text(page.text, incident) for incident in (home.regression, home.risk)}
     assert "repair_validated" in row[home.regression] and "feature_transformation" in row[home.regression]
     assert "upstream_risk" in row[home.risk] and "schema_change" in row[home.risk]
-    assert "analytics.crm.customers" in row[home.risk] and "account_age_months" in row[home.risk]
+    assert "analytics.crm.customers" in row[home.risk]
+    assert 'field(s): <span class="field">account_age_months</span>' in row[home.risk]
     for text in row.values():
         assert MODEL in text and DEPLOYMENT in text and "published" in text
     assert TOKEN not in page.text
@@ -149,8 +150,11 @@ def test_the_upstream_risk_page_shows_the_changed_asset_field_and_the_path_to_th
     page = client.get(f"/incidents/{home.risk}", headers=BEARER).text
     change = _section(page, "upstream-change")
     assert "analytics.crm.customers" in change and "&#39;account_age_months&#39; renamed" in change
+    assert '<dt>changed field(s)</dt><dd class="field">account_age_months</dd>' in change
     lineage = _section(page, "lineage")
-    assert lineage.count('on-path">') >= 5  # changed dataset, features dataset, feature, model, deployment
+    # the changed field, its dataset, the features dataset, the feature, the model, the deployment
+    assert lineage.count('on-path">') >= 6
+    assert re.search(r'kind-schemaField on-path">\s*<title>schemaField: [^<]*analytics\.crm\.customers', lineage)
     assert "churn-endpoint" in lineage and "account_age_months" in lineage
 
 
@@ -173,6 +177,7 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
         asset_urn=field,
         change_summary=f"column {HOSTILE} removed",
         change_fingerprint="b" * 64,
+        changed_fields=[f"<b>{HOSTILE}</b>"],
         affected=[
             AffectedModel(
                 model_urn=model, deployments=[f"urn:li:mlModelDeployment:({HOSTILE})"], owners=[], path=[field, model]

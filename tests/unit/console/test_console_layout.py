@@ -25,6 +25,7 @@ def _risk() -> UpstreamRiskDetected:
         asset_urn=DATASET,
         change_summary="changed",
         change_fingerprint="c" * 64,
+        changed_fields=["age"],
         affected=[AffectedModel(model_urn=MODEL, deployments=[DEPLOYMENT], owners=[], path=[DATASET, MODEL])],
     )
 
@@ -39,11 +40,14 @@ def test_short_names_read_datahub_urns_with_nested_parentheses() -> None:
     assert short_name("urn:li:corpuser:alice") == "alice"
 
 
-def test_an_upstream_risk_is_its_path_and_deployments_all_on_the_incident_path() -> None:
+def test_an_upstream_risk_is_its_changed_field_path_and_deployments_all_on_the_incident_path() -> None:
     graph = risk_lineage(_risk())
-    assert [n.urn for n in graph.nodes] == [DATASET, MODEL, DEPLOYMENT]
+    field = f"urn:li:schemaField:({DATASET},age)"
+    assert [n.urn for n in graph.nodes] == [field, DATASET, MODEL, DEPLOYMENT]
+    assert graph.nodes[0].kind == "schemaField" and graph.nodes[0].label.endswith(".age")
     assert all(n.on_path for n in graph.nodes) and all(e.on_path for e in graph.edges)
     assert [(e.source, e.target, e.relationship) for e in graph.edges] == [
+        (field, DATASET, "FieldOf"),
         (DATASET, MODEL, "DownstreamOf"),
         (MODEL, DEPLOYMENT, "DeployedTo"),
     ]
@@ -53,7 +57,7 @@ def test_no_label_or_urn_goes_into_the_dot_source() -> None:
     graph = risk_lineage(_risk())
     source = dot_source(graph, {n.urn: f"n{i}" for i, n in enumerate(graph.nodes)})
     assert "script" not in source and "urn:" not in source and "evil" not in source
-    assert source.count("[width=") == 3 and "n0 -> n1;" in source and "n1 -> n2;" in source
+    assert source.count("[width=") == 4 and "n0 -> n1;" in source and "n2 -> n3;" in source
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed (apt-get install graphviz)")
@@ -61,7 +65,7 @@ def test_graphviz_places_every_node_left_to_right_along_the_path() -> None:
     placed = layout(risk_lineage(_risk()))
     x = {p.node.urn: p.x for p in placed.nodes}
     assert x[DATASET] < x[MODEL] < x[DEPLOYMENT]
-    assert len(placed.edges) == 2 and all(e.path.startswith("M") and " C" in e.path for e in placed.edges)
+    assert len(placed.edges) == 3 and all(e.path.startswith("M") and " C" in e.path for e in placed.edges)
     assert placed.width > 0 and placed.height > 0
     assert all(0 <= p.y <= placed.height for p in placed.nodes)
 

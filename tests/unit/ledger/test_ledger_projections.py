@@ -53,6 +53,7 @@ def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys
         "outcome": "repair_proposed",
         "cause": None,
         "changed_asset": None,
+        "changed_fields": [],
         "change_summary": None,
         "deployments": [],
     }
@@ -163,6 +164,7 @@ def test_an_upstream_risk_projects_its_cause_changed_asset_and_deployments_at_ri
         asset_urn=UNOWNED,
         change_summary="column 'age' renamed to 'tenure'",
         change_fingerprint="a" * 64,
+        changed_fields=["age"],
         affected=[
             AffectedModel(
                 model_urn=MODEL, deployments=["urn:li:mlModelDeployment:(sagemaker,b,PROD)"], owners=[], path=[]
@@ -179,10 +181,13 @@ def test_an_upstream_risk_projects_its_cause_changed_asset_and_deployments_at_ri
 
     projection = replay(store, keys.registry)[sample_incident_id("risk")]
 
-    assert projection.model_dump(include={"model_urn", "cause", "changed_asset", "change_summary", "deployments"}) == {
+    assert projection.model_dump(
+        include={"model_urn", "cause", "changed_asset", "changed_fields", "change_summary", "deployments"}
+    ) == {
         "model_urn": MODEL,
         "cause": "schema_change",
         "changed_asset": UNOWNED,
+        "changed_fields": ["age"],
         "change_summary": "column 'age' renamed to 'tenure'",
         "deployments": ["urn:li:mlModelDeployment:(sagemaker,a,PROD)", "urn:li:mlModelDeployment:(sagemaker,b,PROD)"],
     }

@@ -116,6 +116,7 @@ def test_removing_a_column_of_the_raw_dataset_puts_the_churn_model_and_its_deplo
     assert (risk.cause, risk.asset_urn) == ("schema_change", Churn.RAW)
     assert risk.affected == _expected_affected((Churn.RAW, Churn.FEATURES, Churn.ACCOUNT_AGE, Churn.MODEL))
     assert "column 'account_age_months' removed" in risk.change_summary
+    assert risk.changed_fields == ["account_age_months"]
     assert "field-level" in risk.change_summary and Churn.DEPLOYMENT in risk.change_summary
     assert len(risk.change_fingerprint) == 64
 
@@ -206,6 +207,7 @@ def test_a_failed_assertion_run_on_the_raw_dataset_is_a_field_level_risk(mirror:
     assert risk is not None and (risk.cause, risk.asset_urn) == ("assertion_failed", Churn.RAW)
     assert risk.affected == _expected_affected((Churn.RAW, Churn.FEATURES, Churn.ACCOUNT_AGE, Churn.MODEL))
     assert "account_age_months is never negative" in risk.change_summary and "field-level" in risk.change_summary
+    assert risk.changed_fields == ["account_age_months"]
     passed = decoded(mcl_record(Churn.ASSERTION, "assertionRunEvent", _run(AssertionResultTypeClass.SUCCESS)))
     assert detect_upstream_risk(passed, mirror) is None
 
@@ -222,6 +224,7 @@ def test_a_change_to_the_feature_job_s_inputs_or_code_is_a_risk(mirror: Metadata
     assert risk is not None and (risk.cause, risk.asset_urn) == ("job_changed", Churn.FEATURE_JOB)
     assert risk.affected[0].model_urn == Churn.MODEL and risk.affected[0].deployments == [Churn.DEPLOYMENT]
     assert f"inputs added: {extra}" in risk.change_summary
+    assert risk.changed_fields == []  # a job is traced entity-level
 
     info = mirror.aspect(Churn.FEATURE_JOB, "dataJobInfo")
     assert isinstance(info, DataJobInfoClass)
@@ -257,5 +260,5 @@ def test_an_incident_on_a_column_is_traced_from_that_column(mirror: MetadataMirr
 
     risk = detect_upstream_risk(raised, mirror)
 
-    assert risk is not None and risk.asset_urn == Churn.RAW
+    assert risk is not None and risk.asset_urn == Churn.RAW and risk.changed_fields == ["account_age_months"]
     assert "field-level" in risk.change_summary
