@@ -62,6 +62,11 @@ class IncidentView:
         return all(entry.verified for entry in self.timeline)
 
     @property
+    def failed(self) -> int:
+        """Events a check failed on (a pending checkpoint is not a failure)."""
+        return sum(entry.failed for entry in self.timeline)
+
+    @property
     def pending(self) -> int:
         return sum(entry.checkpoint.state == "pending" for entry in self.timeline)
 

@@ -52,16 +52,14 @@ def regression_lineage(snapshot: ContextSnapshot, report: DiagnosisReport | None
 
 def risk_lineage(risk: UpstreamRiskDetected) -> LineageGraph:
     """Each changed field (a schemaField node) leads into the changed asset, which leads down each path."""
-    paths: list[tuple[Sequence[str], Sequence[str]]] = [
-        ((f"urn:li:schemaField:({risk.asset_urn},{field})", risk.asset_urn), (FIELD_OF,))
-        for field in risk.changed_fields
-    ]
+    fields = {f"urn:li:schemaField:({risk.asset_urn},{field})": field for field in risk.changed_fields}
+    paths: list[tuple[Sequence[str], Sequence[str]]] = [((urn, risk.asset_urn), (FIELD_OF,)) for urn in fields]
     for affected in risk.affected:
         hops = list(affected.path)
         if len(hops) >= 2:
             paths.append((hops, ["DownstreamOf"] * (len(hops) - 1)))
         paths += [((affected.model_urn, d), (DEPLOYED_TO,)) for d in affected.deployments]
-    return _graph(paths, {i for i in range(len(paths))}, {})
+    return _graph(paths, set(range(len(paths))), fields)
 
 
 def _incident_paths(snapshot: ContextSnapshot, report: DiagnosisReport | None) -> set[int]:

@@ -33,6 +33,10 @@ class TimelineEntry:
     """Problems of the stored columns and of the causal links."""
 
     @property
+    def failed(self) -> bool:
+        return bool(self.other) or any(c.state == "failed" for c in (self.signature, self.chain, self.checkpoint))
+
+    @property
     def verified(self) -> bool:
         return not self.other and all(c.state == "verified" for c in (self.signature, self.chain, self.checkpoint))
 

@@ -105,6 +105,7 @@ def test_the_console_shows_the_demo_incidents_to_a_real_browser(console_url: str
     for state in page.locator("#timeline td.check .state").all_inner_texts():
         assert state in ("verified", "pending"), state
     assert page.locator("#timeline td.check-failed").count() == 0
+    assert page.locator("#verification").get_attribute("class") in ("verified", "pending")
     assert page.locator("#timeline td.check-verified").count() >= 2 * timeline.count()  # signature and chain
     chart = page.locator("#counterfactual svg")
     assert chart.is_visible() and chart.locator("rect").count() == 4

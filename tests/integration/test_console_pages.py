@@ -200,7 +200,7 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "<svg" in _section(page, "lineage")  # laid out, labels escaped in the SVG
     assert 'check-pending"><span class="state">pending' in _section(page, "timeline")
-    assert "not yet under a checkpoint" in page
+    assert "signatures and hash chain verified for all 1 events; 1 not yet under a signed checkpoint" in page
 
 
 def _now():  # type: ignore[no-untyped-def]
@@ -250,4 +250,4 @@ def test_a_tampered_signature_is_shown_failed_on_its_event_and_the_list_says_the
         row for row in _section(page, "timeline").split("<tr>") if 'check-failed"><span class="state">failed' in row
     ]
     assert len(failed) == 1 and "ContextCollected" in failed[0] and "envelope rejected" in failed[0]
-    assert "1 of 7 events not fully verified" in page
+    assert "1 of 7 events failed verification" in page
