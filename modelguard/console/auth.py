@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from modelguard.console.config import ConsoleAuth
 
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 REFUSAL = "401: this console needs a bearer token, or the identity header of the proxy in front of it\n"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -29,6 +30,7 @@ class Pages:
             Route("/", self.incidents, name="incidents"),
             Route("/incidents/{incident_id}", self.incident, name="incident"),
             Route("/healthz", self.health, name="health"),
+            Route("/readyz", self.ready, name="ready"),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ]
 
@@ -52,6 +54,14 @@ class Pages:
         return self._page(request, "incident.html", {"view": incident_view(self.ledger, incident_id, rows)})
 
     async def health(self, _request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    async def ready(self, _request: Request) -> Response:
+        """Ready when the ledger answers; says nothing of what it holds."""
+        try:
+            self.ledger.store.head_position()
+        except SQLAlchemyError:
+            return PlainTextResponse("the ledger does not answer\n", 503)
         return PlainTextResponse("ok\n")
 
     def _page(self, request: Request, name: str, context: dict[str, object], status: int = 200) -> Response:

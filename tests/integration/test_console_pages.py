@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from libs.ledger import LedgerStore
 from modelguard.console import graph_layout
 from modelguard.console.app import console_app
 from modelguard.console.config import ConsoleAuth
+from modelguard.console.ledger_source import ConsoleLedger
 from modelguard.console.security_headers import CONTENT_SECURITY_POLICY
 from modelguard.incident_log import incident_events
 from tests.support.console_home import DEPLOYMENT, MODEL, ConsoleHome, fill_console_home
@@ -56,6 +58,7 @@ def test_every_page_but_the_health_probe_refuses_a_reader_without_the_token_or_t
             assert refused.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
             assert home.regression not in refused.text
     assert client.get("/healthz").text == "ok\n"
+    assert client.get("/readyz").text == "ok\n"
     assert client.get("/", headers=BEARER).status_code == 200
     by_proxy = client.get("/", headers={"X-Forwarded-User": f"alice{HOSTILE}"})
     assert by_proxy.status_code == 200
@@ -185,7 +188,9 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
         ],
     )
     incident = incident_id_for("console-test", "hostile")
-    event = next_event(risk, producer="context", producer_version="test", occurred_at=_now(), incident_id=incident)
+    event = next_event(
+        risk, producer="context", producer_version="test", occurred_at=datetime.now(UTC), incident_id=incident
+    )
     url = f"sqlite:///{_copy_of_ledger(home, tmp_path)}"
     LedgerStore(url).append(seal(event, home.key("context")))
 
@@ -201,12 +206,6 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
     assert "<svg" in _section(page, "lineage")  # laid out, labels escaped in the SVG
     assert 'check-pending"><span class="state">pending' in _section(page, "timeline")
     assert "signatures and hash chain verified for all 1 events; 1 not yet under a signed checkpoint" in page
-
-
-def _now():  # type: ignore[no-untyped-def]
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC)
 
 
 def test_an_unknown_incident_is_one_readable_line(client: TestClient) -> None:
@@ -251,3 +250,13 @@ def test_a_tampered_signature_is_shown_failed_on_its_event_and_the_list_says_the
     ]
     assert len(failed) == 1 and "ContextCollected" in failed[0] and "envelope rejected" in failed[0]
     assert "1 of 7 events failed verification" in page
+
+
+def test_it_is_not_ready_while_the_ledger_does_not_answer(home: ConsoleHome, tmp_path: Path) -> None:
+    gone = ConsoleLedger(
+        LedgerStore(f"sqlite:///{tmp_path / 'no-such-folder' / 'ledger.sqlite'}"), home.registry, tmp_path
+    )
+    with TestClient(console_app(gone, ConsoleAuth(token=TOKEN))) as client:
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and ready.text == "the ledger does not answer\n"
+        assert client.get("/healthz").status_code == 200
