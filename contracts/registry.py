@@ -57,7 +57,8 @@ class Contract:
 # 1.1 of the diagnosis, repair and validation events: the report's context summary carries the owners per asset
 # and the cause's datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and
 # `RepairWithheld.owners` says who to tell per affected asset. EnvironmentFailed 1.0 (a new contract, so a new
-# topic): the detector's referee could not have the environment a revision declares.
+# topic): the detector's referee could not have the environment a revision declares. UpstreamRiskDetected 1.1:
+# `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
@@ -66,7 +67,7 @@ CONTRACTS: dict[str, Contract] = {
         Contract("EvaluationPassed", "1.0", EvaluationPassed),
         Contract("EnvironmentFailed", "1.0", EnvironmentFailed),
         Contract("ContextCollected", "1.0", ContextCollected),
-        Contract("UpstreamRiskDetected", "1.0", UpstreamRiskDetected),
+        Contract("UpstreamRiskDetected", "1.1", UpstreamRiskDetected),
         Contract("DiagnosisCompleted", "1.1", DiagnosisCompleted),
         Contract("DiagnosisAbstained", "1.1", DiagnosisAbstained),
         Contract("RepairProposed", "1.1", RepairProposed),
