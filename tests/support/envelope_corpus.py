@@ -26,7 +26,7 @@ from libs.signing.dsse import sign_envelope
 from libs.signing.keys import KeyRegistry, load_private_key
 
 # What each minor added, by contract version: the fields a writer of the version before did not know.
-ADDED_IN = {"1.1": ("model_ownership", "dataset_ownership", "cause_datasets", "owners")}
+ADDED_IN = {"1.1": ("model_ownership", "dataset_ownership", "cause_datasets", "owners", "source_urn")}
 
 
 def _without(value: Any, names: tuple[str, ...]) -> Any:
