@@ -118,6 +118,29 @@ def _incidents(args: argparse.Namespace) -> int:
     return 0
 
 
+def _policy(args: argparse.Namespace) -> int:
+    from libs.model_policies.pins import PINS_FILE, PolicyPins
+
+    settings = load_settings()
+    path = settings.state_dir("detector") / PINS_FILE
+    if not path.exists():
+        raise CliError(f"no pinned policies: {path} does not exist (no model has submitted one)")
+    pins = PolicyPins(path)
+    try:
+        if args.action == "pins":
+            for pin in pins.all():
+                print(f"{pin.model_urn}  sha256:{pin.digest[:12]}  pinned {pin.pinned_at}")
+            return 0
+        if not args.model_urn:
+            raise CliError("policy unpin needs the model's URN (see: modelguard policy pins)")
+        if not pins.unpin(args.model_urn):
+            raise CliError(f"{args.model_urn} has no pinned policy")
+        print(f"unpinned {args.model_urn}: its CI's next submitted policy is pinned")
+        return 0
+    finally:
+        pins.close()
+
+
 def _emit_mcl(args: argparse.Namespace) -> int:
     from modelguard.emit_mcl import (
         OFFLINE_SCHEMA_ID,
@@ -452,6 +475,10 @@ def parser() -> argparse.ArgumentParser:
     incidents.add_argument("action", choices=["list", "show"])
     incidents.add_argument("incident", nargs="?")
     incidents.set_defaults(run=_incidents)
+    policy = sub.add_parser("policy", help="the policies models' CI submitted, pinned by the detector")
+    policy.add_argument("action", choices=["pins", "unpin"], help="pins: list them; unpin: remove a model's pin")
+    policy.add_argument("model_urn", nargs="?", help="unpin: the model's DataHub URN")
+    policy.set_defaults(run=_policy)
     emit = sub.add_parser("emit-mcl", help="put an upstream change on DataHub's MCL topic, as DataHub would")
     emit.add_argument("change", help="a change file, e.g. fixtures/scenarios/*/datahub/changes/*.yaml")
     emit.add_argument("--topic", default="MetadataChangeLog_Versioned_v1")

@@ -18,7 +18,7 @@ from libs.signing.keys import KeyRegistry
 from modelguard.incident_log import incident_events
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.submit import submit, wait_for_run
-from modelguard.summary import build_summary
+from modelguard.summary import ASSERTION_RUN, build_summary
 from modelguard.upstream_act import run_upstream_act
 
 SCENARIO = SCENARIOS / "churn-monthly-spend"
@@ -67,6 +67,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
     print(f"  attestation {summary['attestation']}")
     risk = summary["risk"]
     print(f"  act 2       {risk['cause']}: models {risk['models']}, deployments {risk['deployments']}")
+
+
+def _repeat_published_only_its_run(statuses: dict[str, str]) -> bool:
+    """A CI retry of the same finding changes nothing; it only records its own run of the gate's assertion."""
+    others = {kind: status for kind, status in statuses.items() if kind != ASSERTION_RUN}
+    return set(others.values()) == {"noop"} and statuses.get(ASSERTION_RUN) == "created"
 
 
 def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
@@ -122,7 +128,7 @@ def run_demo(out_dir: Path, timeout_s: float = 600.0) -> int:
         for what, holds in (
             ("the ledger does not verify", summary["ledger"]["verified"]),
             ("the attestation does not verify", summary["attestation"]["verified"]),
-            ("the repeat was not a no-op", set(summary["publication"]["repeat"].values()) == {"noop"}),
+            ("the repeat was not a no-op", _repeat_published_only_its_run(summary["publication"]["repeat"])),
         )
         if not holds
     ]

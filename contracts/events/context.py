@@ -28,8 +28,13 @@ class UpstreamRiskDetected(Frozen):
     change_summary: str
     change_fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
     affected: list[AffectedModel]
+    source_urn: str | None = Field(
+        default=None,
+        description="since 1.1: the DataHub entity that reported the change, when it is not the asset itself: the "
+        "failed assertion (assertion_failed) or the raised incident (incident_raised)",
+    )
     changed_fields: list[str] = Field(
         default_factory=list,
-        description="the changed asset's columns (field paths) the change touches, the ones the impact was traced "
-        "from field-level; empty when it was traced entity-level (since 1.1)",
+        description="since 1.2: the changed asset's columns (field paths) the change touches, the ones the impact "
+        "was traced from field-level; empty when it was traced entity-level",
     )

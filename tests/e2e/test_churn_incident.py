@@ -15,6 +15,7 @@ from libs.ledger import verify_incident
 from modelguard.incident_log import incident_events, wait_for
 from modelguard.stack import pid_alive, read_state, stack_status
 from modelguard.submit import submit, wait_for_run
+from modelguard.summary import publication_kind
 from tests.e2e.conftest import CHURN, RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
@@ -62,7 +63,13 @@ def test_churn_regression_is_detected_diagnosed_repaired_validated_and_published
     assert abs(validation.metric_after_repair - gate.baseline) <= gate.tolerance
 
     published = by_type["Published"]
-    assert {c.channel: c.status for c in published.channels} == {"github": "created", "datahub": "created"}
+    kinds = {publication_kind(c.channel, c.identifier): c.status for c in published.channels}
+    assert kinds == {
+        "github": "created",
+        "datahub-assertion": "created",
+        "datahub-assertion-run": "created",
+        "datahub": "created",
+    }
     assert list((stack.settings.publish_dir / "github").rglob("*.md"))
 
     verification = verify_incident(stack.ledger, reported.signed.event.meta.incident_id, stack.registry)
@@ -74,7 +81,13 @@ def test_a_ci_retry_publishes_nothing_new(stack: RunningStack) -> None:
     events = wait_for_run(stack.settings, reported, timeout_s=600)
     published = [e.event.payload for e in events if e.event.meta.event_type == "Published"][-1]
     assert published.run_id == "e2e-run-2"
-    assert {c.channel: c.status for c in published.channels} == {"github": "noop", "datahub": "noop"}
+    kinds = {publication_kind(c.channel, c.identifier): c.status for c in published.channels}
+    assert kinds == {
+        "github": "noop",
+        "datahub-assertion": "noop",
+        "datahub-assertion-run": "created",
+        "datahub": "noop",
+    }
     assert len(list((stack.settings.publish_dir / "github").rglob("*.md"))) == 1
 
 
