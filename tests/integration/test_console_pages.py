@@ -181,6 +181,7 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
         change_summary=f"column {HOSTILE} removed",
         change_fingerprint="b" * 64,
         changed_fields=[f"<b>{HOSTILE}</b>"],
+        source_urn=f"urn:li:assertion:{HOSTILE}",
         affected=[
             AffectedModel(
                 model_urn=model, deployments=[f"urn:li:mlModelDeployment:({HOSTILE})"], owners=[], path=[field, model]
@@ -204,6 +205,7 @@ def test_hostile_metadata_is_escaped_everywhere_and_an_event_after_the_checkpoin
         assert "<script>" not in text and "<img" not in text
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "<svg" in _section(page, "lineage")  # laid out, labels escaped in the SVG
+    assert '<dt>reported by</dt><dd class="urn">urn:li:assertion:&lt;script&gt;' in _section(page, "upstream-change")
     assert 'check-pending"><span class="state">pending' in _section(page, "timeline")
     assert "signatures and hash chain verified for all 1 events; 1 not yet under a signed checkpoint" in page
 
