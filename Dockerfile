@@ -20,9 +20,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 #   kubernetes: seccompProfile Unconfined (or a Localhost profile allowing clone/unshare/mount/pivot_root),
 #               appArmorProfile Unconfined, procMount Unmasked (needs hostUsers: false)
 # the diagnoser, validator and detector hand it their commands (MODELGUARD_RUNNER; docs/deploy.md, "The workspace
-# runner") and keep the default profiles.
+# runner") and keep the default profiles. graphviz: the console's lineage layout (docs/console.md).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git bubblewrap \
+    && apt-get install -y --no-install-recommends git bubblewrap graphviz \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 10001 --user-group --home-dir /var/lib/modelguard --create-home --shell /usr/sbin/nologin modelguard
 

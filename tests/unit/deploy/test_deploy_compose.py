@@ -100,6 +100,17 @@ def test_every_service_runs_from_the_one_image_non_root_with_a_health_check() ->
     assert re.search(r"^USER 10001", dockerfile, re.M) and "FROM python:3.11-slim" in dockerfile
 
 
+def test_the_console_reads_the_home_read_only_behind_its_token_on_loopback() -> None:
+    console = _compose()["services"]["console"]
+    assert console["command"] == ["python", "-m", "modelguard", "console", "--host", "0.0.0.0", "--port", "8080"]
+    assert (console["image"], console["user"], console["read_only"]) == ("modelguard:0.1.0", "10001:10001", True)
+    assert console["volumes"] == ["modelguard-home:/var/lib/modelguard:ro"]
+    assert console["environment"]["MODELGUARD_CONSOLE_TOKEN"].startswith("${MODELGUARD_CONSOLE_TOKEN:?")
+    assert console["ports"] == ["127.0.0.1:8089:8080"]  # the console's own port is the one /readyz is probed on
+    assert "http://127.0.0.1:8080/readyz" in " ".join(console["healthcheck"]["test"])
+    assert "graphviz" in (REPO_ROOT / "Dockerfile").read_text()
+
+
 def test_what_the_dockerfile_copies_exists_and_is_not_docker_ignored() -> None:
     dockerfile = (REPO_ROOT / "Dockerfile").read_text()
     sources = [s for line in re.findall(r"^COPY (.+)$", dockerfile, re.M) for s in line.split()[:-1]]
