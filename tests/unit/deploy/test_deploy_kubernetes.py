@@ -33,6 +33,7 @@ SECRETS = {f"modelguard-key-{s}" for s in (*SERVICES, "reporter")} | {
     "modelguard-ingest",
     "modelguard-datahub",
     "modelguard-publisher",
+    "modelguard-console",
 }
 
 
@@ -133,7 +134,8 @@ def test_every_service_runs_non_root_read_only_probed_and_with_requests() -> Non
     deployments = _by_kind(documents, "Deployment")
     config = _by_kind(documents, "ConfigMap")["modelguard-config"]["data"]
     claims = set(_by_kind(documents, "PersistentVolumeClaim"))
-    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES} | {"modelguard-runner"}  # test_deploy_runner.py
+    # the runner: test_deploy_runner.py; the console: below
+    assert set(deployments) == {f"modelguard-{s}" for s in SERVICES} | {"modelguard-runner", "modelguard-console"}
     for service in SERVICES:
         pod = deployments[f"modelguard-{service}"]["spec"]["template"]["spec"]
         [container] = pod["containers"]
@@ -161,6 +163,28 @@ def test_every_service_runs_non_root_read_only_probed_and_with_requests() -> Non
             "RollingUpdate" if stateless else "Recreate"
         )
     assert deployments["modelguard-ledger"]["spec"]["replicas"] > 1
+
+
+def test_the_console_holds_no_signing_key_and_reads_the_artifacts_read_only() -> None:
+    documents = _rendered("default")
+    pod = _by_kind(documents, "Deployment")["modelguard-console"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["command"][:4] == ["python", "-m", "modelguard", "console"]
+    assert pod["securityContext"]["runAsNonRoot"] and pod["automountServiceAccountToken"] is False
+    assert container["securityContext"]["readOnlyRootFilesystem"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert not any(v.get("secret") for v in volumes.values()), "no key in the console's pod"
+    assert volumes["artifacts"]["persistentVolumeClaim"] == {"claimName": "modelguard-artifacts", "readOnly": True}
+    env = {e["name"]: e for e in container["env"]}
+    assert env["MODELGUARD_CONSOLE_TOKEN"]["valueFrom"]["secretKeyRef"] == {
+        "name": "modelguard-console",
+        "key": "token",
+    }
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    service = _by_kind(documents, "Service")["modelguard-console"]["spec"]
+    assert service["selector"] == {"app.kubernetes.io/name": "modelguard-console"}
+    database = _by_kind(documents, "NetworkPolicy")["modelguard-database"]["spec"]["podSelector"]
+    assert "modelguard-console" in database["matchExpressions"][0]["values"]
 
 
 def test_keys_and_tokens_come_from_secrets_and_configuration_from_configmaps() -> None:
