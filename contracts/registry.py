@@ -58,7 +58,8 @@ class Contract:
 # and the cause's datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and
 # `RepairWithheld.owners` says who to tell per affected asset. EnvironmentFailed 1.0 (a new contract, so a new
 # topic): the detector's referee could not have the environment a revision declares. UpstreamRiskDetected 1.1:
-# `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to.
+# `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to. Published
+# 1.1: `notifications`, the Slack and webhook messages sent for the incident's state.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
@@ -74,7 +75,7 @@ CONTRACTS: dict[str, Contract] = {
         Contract("RepairWithheld", "1.1", RepairWithheld),
         Contract("RepairValidated", "1.1", RepairValidated),
         Contract("ValidationFailed", "1.1", ValidationFailed),
-        Contract("Published", "1.0", Published),
+        Contract("Published", "1.1", Published),
     )
 }
 

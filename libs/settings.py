@@ -46,7 +46,7 @@ def _flag(name: str, default: bool) -> bool:
 
 
 PUBLISH_MODES = ("fixture", "live")
-PUBLISH_CHANNELS = ("github", "datahub")
+PUBLISH_CHANNELS = ("github", "datahub", "slack", "webhook")
 
 
 @dataclass(frozen=True)
