@@ -36,6 +36,7 @@ BAD_INPUT = (CliError, BundleError, PolicyError)
 def _stack(args: argparse.Namespace) -> int:
     import os
 
+    from modelguard.health_ports import metrics_url
     from modelguard.stack import stack_down, stack_status, stack_up
 
     settings = load_settings()
@@ -55,6 +56,8 @@ def _stack(args: argparse.Namespace) -> int:
             if name not in ("supervisor", "broker"):
                 exited = f", last exit {service.last_exit}" if service.last_exit is not None else ""
                 line += f"  restarts {service.restarts}{exited}"
+            if service.health_port is not None:
+                line += f"  metrics {metrics_url(service.health_port)}"
             print(line)
         return 0 if all(service.running for service in status.values()) else 1
     return 0
