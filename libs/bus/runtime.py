@@ -47,7 +47,7 @@ from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
 from libs.observability.log_context import set_log_context
 from libs.observability.logging_setup import FASTSTREAM_LOGGER, configure_logging
-from libs.settings import Settings, load_settings
+from libs.settings import Settings, SettingsError, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
 from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
 
@@ -469,9 +469,13 @@ def run_service(
     extend: Extension | None = None,
 ) -> None:
     """Run a service until it is stopped; `extend` may add to its app (the detector's HTTP ingestion)."""
-    configure_logging(definition.name)
-    collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
-    runtime = ServiceRuntime(definition, settings, key, registry)
+    try:
+        configure_logging(definition.name)
+        collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
+        runtime = ServiceRuntime(definition, settings, key, registry)
+    except SettingsError as exc:  # MODELGUARD_LOG_FORMAT, an OTLP protocol: one line, not a trace
+        print(f"{definition.name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     runtime.telemetry.install()
     if extend is not None:
         extend(runtime)
@@ -499,7 +503,11 @@ def serve(
     name: str, build: Callable[[Settings, SigningKey], ServiceDefinition], extend: Extension | None = None
 ) -> None:
     """A service process: settings from the environment, its own signing key, its handler wired to Kafka."""
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     try:
         key, registry = service_key(settings, name)
     except (OSError, ValueError) as exc:  # no key, an unreadable one, a broken registry: one line, not a trace

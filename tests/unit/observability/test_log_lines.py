@@ -98,3 +98,28 @@ def test_text_lines_name_the_incident_and_run_without_colour() -> None:
     text = asyncio.run(line())
     assert text.endswith(" publisher WARNING modelguard.bus [inc-7 ci-3]: published")
     assert "\x1b[" not in text
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("MODELGUARD_LOG_FORMAT", "yaml", "MODELGUARD_LOG_FORMAT must be one of json, text, got 'yaml'"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "udp", "OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, grpc"),
+        ("MODELGUARD_STUCK_AFTER_S", "soon", "MODELGUARD_STUCK_AFTER_S must be a number, got 'soon'"),
+    ],
+)
+def test_a_service_refuses_a_bad_setting_in_one_line(tmp_path: Path, variable: str, value: str, says: str) -> None:
+    import os
+
+    from libs.signing.keys import provision_keys
+
+    provision_keys(["repairer"], tmp_path / "keys")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODELGUARD_", "OTEL_"))}
+    env.update(MODELGUARD_HOME=str(tmp_path), MODELGUARD_KAFKA_BOOTSTRAP="127.0.0.1:1", **{variable: value})
+    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:1"  # the protocol is read when there is a collector
+    done = subprocess.run(
+        [sys.executable, "-m", "services.repairer.main"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"repairer: {says}")
+    assert len(done.stderr.strip().splitlines()) == 1
