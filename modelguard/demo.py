@@ -54,7 +54,8 @@ def run_demo(out_dir: Path, home: Path, timeout_s: float = 600.0) -> int:
     settings = load_settings()
     print(f"starting the stack in {home} ...")
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
-    print(f"broker {state.bootstrap}; services {state.services}")
+    processes = ", ".join(f"{name} (pid {pid})" for name, pid in state.services.items())
+    print(f"broker at {state.bootstrap}; the services run as their own processes: {processes}")
     try:
         runs = []
         for run_id in ("demo-run-1", "demo-run-2"):

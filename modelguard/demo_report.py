@@ -77,8 +77,9 @@ def summary_sentences(summary: dict[str, Any]) -> list[str]:
         )
     risk = summary.get("risk")
     if risk:
+        cause = risk["cause"].replace("_", " ")
         lines.append(
-            f"Act 2: a {risk['cause']} upstream puts models {_names(risk['models'])} at risk, with deployments "
+            f"Act 2: a {cause} upstream puts models {_names(risk['models'])} at risk, with deployments "
             f"{_names(risk['deployments'])}; owners told: {_names(risk['owners'])} (incident {risk['incident_id']}, "
             f"published: {_statuses(risk['publication'])})."
         )

@@ -29,7 +29,7 @@ def _summary(**changes: Any) -> dict[str, Any]:
         "timings": {"end_to_end_s": 41.25, "per_phase_s": {"publish": 0.4, "detect": 7.3, "diagnose": 20.0}},
         "attestation": {"digest": "ab" * 32, "verified": True, "subject": ["patch"]},
         "risk": {
-            "cause": "schema change",
+            "cause": "schema_change",
             "models": ["urn:li:mlModel:churn"],
             "deployments": [],
             "owners": ["urn:li:corpuser:ana"],
@@ -54,6 +54,7 @@ def test_every_figure_is_a_sentence() -> None:
     assert "2 services ran as their own processes: ledger (pid 101), detector (pid 102)." in text
     assert f"sha256:{'ab' * 8}… verifies offline" in text
     assert "deployments none" in text
+    assert "Act 2: a schema change upstream puts models urn:li:mlModel:churn at risk" in text
 
 
 def test_an_abstention_and_a_broken_ledger_are_said_plainly() -> None:
