@@ -47,3 +47,35 @@ def test_httpx_and_requests_calls_are_child_spans_that_propagate_the_trace(tmp_p
     assert {s["parent_span_id"] for s in calls} == {handler["span_id"]}
     assert {s["trace_id"] for s in calls} == {incident_trace_id("inc-http")}
     assert [r.headers.get("traceparent", "").split("-")[1] for r in requests] == [incident_trace_id("inc-http")] * 2
+
+
+MCP_PROCESS = """
+import asyncio, sys
+from pathlib import Path
+from mcp.types import CallToolResult, TextContent
+from libs.datahub.mcp_client import McpToolSession
+from libs.telemetry import incident_context, service_telemetry
+
+class Client:
+    async def call_tool(self, tool, arguments, read_timeout_seconds):
+        return CallToolResult(content=[TextContent(type="text", text='[{"urn": "urn:li:x:1"}]')], is_error=False)
+
+telemetry = service_telemetry("context", Path(sys.argv[1]))
+telemetry.install()
+with telemetry.tracer_provider.get_tracer("test").start_as_current_span(
+    "handle RegressionDetected", context=incident_context("inc-mcp")
+):
+    answer = asyncio.run(McpToolSession(Client(), frozenset({"get_entities"}), 5.0).call("get_entities", {}))
+assert answer == [{"urn": "urn:li:x:1"}]
+telemetry.shutdown()
+"""
+
+
+def test_each_datahub_mcp_tool_call_is_a_span_of_the_current_trace(tmp_path: Path) -> None:
+    trace_file = tmp_path / "traces.jsonl"
+    subprocess.run([sys.executable, "-c", MCP_PROCESS, str(trace_file)], cwd=REPO, check=True)
+    spans = {s["name"]: s for s in (json.loads(line) for line in trace_file.read_text().splitlines())}
+    call, handler = spans["datahub mcp get_entities"], spans["handle RegressionDetected"]
+    assert call["parent_span_id"] == handler["span_id"]
+    assert call["trace_id"] == incident_trace_id("inc-mcp")
+    assert call["attributes"]["rpc.method"] == "get_entities"
