@@ -28,14 +28,18 @@ class ServicePrometheus:
         self.dead_letters = Counter(
             DEAD_LETTERS, "inputs sent to the dead-letter topic, by reason", ["reason"], registry=self.registry
         )
+        self._middleware: KafkaPrometheusMiddleware | None = None
         self.consumer_lag = ConsumerLag()
         self.registry.register(self.consumer_lag)
         for collector in collectors:
             self.registry.register(collector)
 
     def middleware(self) -> KafkaPrometheusMiddleware:
-        """FastStream's messaging metrics (``faststream_*``), labelled with the app name ``modelguard-<service>``."""
-        return KafkaPrometheusMiddleware(registry=self.registry, app_name=f"modelguard-{self.service}")
+        """FastStream's messaging metrics (``faststream_*``), labelled with the app name ``modelguard-<service>``.
+        One per registry (a second would register the same metrics again): every broker of the service shares it."""
+        if self._middleware is None:
+            self._middleware = KafkaPrometheusMiddleware(registry=self.registry, app_name=f"modelguard-{self.service}")
+        return self._middleware
 
     def dead_lettered(self, reason: str) -> None:
         self.dead_letters.labels(reason).inc()

@@ -90,5 +90,6 @@ def test_the_served_sample_drops_a_consumer_that_stopped() -> None:
 def test_faststreams_messaging_metrics_share_the_registry() -> None:
     prometheus = ServicePrometheus("detector")
     assert b"faststream_received_messages_total" not in prometheus.exposition()
-    prometheus.middleware()  # what make_broker installs on the service's broker
+    middleware = prometheus.middleware()  # what make_broker installs on the service's broker
     assert b"# TYPE faststream_received_messages_total counter" in prometheus.exposition()
+    assert prometheus.middleware() is middleware  # a second broker (DataHub's Kafka) shares it
