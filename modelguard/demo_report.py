@@ -8,8 +8,18 @@ from typing import Any
 PHASE_ORDER = ("detect", "context", "diagnose", "repair", "validate", "publish")
 
 
+PUBLICATION_NAMES = {
+    "github": "the GitHub comment, review and check run",
+    "datahub": "the DataHub incident",
+    "datahub-assertion": "the gate's DataHub assertion",
+    "datahub-assertion-run": "the assertion's run for this evaluation",
+}
+"""What each publication kind (``modelguard.summary.publication_kind``) is, in words."""
+
+
 def _statuses(channels: dict[str, str]) -> str:
-    return ", ".join(f"{channel} {status}" for channel, status in sorted(channels.items())) or "nothing"
+    said = [f"{PUBLICATION_NAMES.get(kind, kind)} {status}" for kind, status in sorted(channels.items())]
+    return ", ".join(said) or "nothing"
 
 
 def _names(items: list[str]) -> str:

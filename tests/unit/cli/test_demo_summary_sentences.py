@@ -23,7 +23,10 @@ def _summary(**changes: Any) -> dict[str, Any]:
         "invalid_values": {"before": 412, "after": 0},
         "tests": {"passed": 9, "failed": 0},
         "diagnosis": {"hypothesis": "feature_transformation", "confidence": 0.8312},
-        "publication": {"first": {"github": "created", "datahub": "created"}, "repeat": {"github": "noop"}},
+        "publication": {
+            "first": {"github": "created", "datahub": "created", "datahub-assertion-run": "created"},
+            "repeat": {"github": "noop", "datahub-assertion-run": "created"},
+        },
         "ledger": {"events": 14, "verified": True},
         "processes": {"ledger": 101, "detector": 102},
         "timings": {"end_to_end_s": 41.25, "per_phase_s": {"publish": 0.4, "detect": 7.3, "diagnose": 20.0}},
@@ -46,7 +49,11 @@ def test_every_figure_is_a_sentence() -> None:
     assert "{" not in text and "}" not in text and "[" not in text
     assert "the base revision scored 0.8123 and the candidate 0.6100, with a tolerance of 0.02" in text
     assert "412 invalid feature values" in text and "after the repair, 0." in text
-    assert "Published: datahub created, github created; the CI retry of the same incident: github noop." in text
+    assert (
+        "Published: the DataHub incident created, the assertion's run for this evaluation created, the GitHub "
+        "comment, review and check run created; the CI retry of the same incident: the assertion's run for this "
+        "evaluation created, the GitHub comment, review and check run noop."
+    ) in text
     assert "The incident's 14 ledger events verify" in text
     assert (
         "took 41.2 s (time from each phase's input to its output: detect 7.3 s, diagnose 20.0 s, publish 0.4 s)" in text
