@@ -19,6 +19,7 @@ outcome) and ``modelguard_incidents_stuck`` (unfinished, its last event appended
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +27,7 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from contracts.registry import Event
 from libs.events.codec import SignedEvent
 from libs.events.outcome import OUTCOMES, IncompleteInvestigation, outcome_of
 from libs.ledger import LedgerStore
@@ -90,18 +92,18 @@ class IncidentMetrics:
         if earlier:
             return None
         run_id = getattr(signed.event.payload, "run_id", None)
-        run = [_Signed(e) for e in events if getattr(e.payload, "run_id", None) == run_id]
+        run = [_Logged(e) for e in events if getattr(e.payload, "run_id", None) == run_id]
         try:
-            return outcome_of(run)  # type: ignore[arg-type]
+            return outcome_of(run)
         except IncompleteInvestigation:
             return str(getattr(signed.event.payload, "outcome", UPSTREAM_RISK))
 
 
-class _Signed:
-    """``outcome_of`` reads ``.event``; a decoded row is the event itself."""
+@dataclass(frozen=True)
+class _Logged:
+    """A ledger row's event, its signature checked when it was appended: what ``outcome_of`` reads."""
 
-    def __init__(self, event: Any) -> None:
-        self.event = event
+    event: Event[Any]
 
 
 class OpenIncidents:

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from libs.telemetry import incident_span_context, incident_trace_id
 
@@ -42,7 +43,7 @@ def test_each_command_is_a_span_of_its_incidents_trace(tmp_path: Path) -> None:
     trace_file = tmp_path / "traces.jsonl"
     subprocess.run([sys.executable, "-c", PROCESS, str(trace_file), str(tmp_path)], cwd=REPO, check=True)
     spans = [json.loads(line) for line in trace_file.read_text().splitlines()]
-    by_name: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    by_name: dict[str, list[dict[str, Any]]] = {}
     for span in spans:
         by_name.setdefault(span["name"], []).append(span)
     [handler] = by_name["handle RepairProposed"]

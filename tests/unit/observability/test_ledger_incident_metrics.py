@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.registry import Collector
 
 from libs.ledger.samples import PRODUCERS, START, SampleKeys, abstained_incident, passed_incident, repaired_incident
-from libs.settings import load_settings
+from libs.settings import Settings, load_settings
 from services.ledger.incident_metrics import INCIDENT_OUTCOMES, IncidentMetrics
 from services.ledger.wiring import definition
 from tests.unit.observability.scrape import value
@@ -21,14 +22,14 @@ def keys() -> SampleKeys:
     return SampleKeys.generate([*PRODUCERS, "ledger"])
 
 
-def _ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stuck_after_s: str = "900"):  # type: ignore[no-untyped-def]
+def _ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stuck_after_s: str = "900") -> Settings:
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("MODELGUARD_LEDGER_URL", raising=False)
     monkeypatch.setenv("MODELGUARD_STUCK_AFTER_S", stuck_after_s)
     return load_settings()
 
 
-def _scrape(collectors: tuple) -> str:  # type: ignore[type-arg]
+def _scrape(collectors: tuple[Collector, ...]) -> str:
     registry = CollectorRegistry()
     for collector in collectors:
         registry.register(collector)

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from services.context.intake_counts import IntakeCounts
+from services.context.intake_counts import IntakeCounts, Outcome
 from services.context.mcl_metrics import MclRecordsCollector
 from tests.unit.observability.scrape import value
 
 
 def test_every_verdict_and_reason_is_a_series() -> None:
     counts = IntakeCounts()
-    for outcome, reason in [
+    decided: list[tuple[Outcome, str]] = [
         ("applied", ""),
         ("applied", ""),
         ("skipped", "aspect-not-mirrored"),
         ("dead_lettered", "mcl-bad-magic"),
         ("dead_lettered", "mcl-bad-magic"),
         ("dead_lettered", "mcl-bad-urn"),
-    ]:
-        counts.add(outcome, reason)  # type: ignore[arg-type]
+    ]
+    for outcome, reason in decided:
+        counts.add(outcome, reason)
     registry = CollectorRegistry()
     registry.register(MclRecordsCollector(lambda: counts))
     text = generate_latest(registry).decode()
