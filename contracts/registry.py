@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -58,8 +58,9 @@ class Contract:
 # and the cause's datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and
 # `RepairWithheld.owners` says who to tell per affected asset. EnvironmentFailed 1.0 (a new contract, so a new
 # topic): the detector's referee could not have the environment a revision declares. UpstreamRiskDetected 1.1:
-# `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to;
-# UpstreamRiskDetected 1.2: `changed_fields`, the changed asset's columns the change touches.
+# `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to. Published
+# 1.1: `notifications`, the Slack and webhook messages sent for the incident's state. UpstreamRiskDetected 1.2:
+# `changed_fields`, the changed asset's columns the change touches.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
@@ -75,7 +76,7 @@ CONTRACTS: dict[str, Contract] = {
         Contract("RepairWithheld", "1.1", RepairWithheld),
         Contract("RepairValidated", "1.1", RepairValidated),
         Contract("ValidationFailed", "1.1", ValidationFailed),
-        Contract("Published", "1.0", Published),
+        Contract("Published", "1.1", Published),
     )
 }
 
@@ -127,7 +128,7 @@ def parse_event(document: dict[str, Any], raw: bytes | None = None) -> Event[Any
     """
     contract = contract_of_document(document)
     newer = minor_difference(document["meta"]["event_version"], contract) > 0  # checked by contract_of_document
-    extra = "ignore" if newer else None
+    extra: Literal["ignore"] | None = "ignore" if newer else None
     if raw is not None:
         return contract.event_model.model_validate_json(raw, extra=extra)
     return contract.event_model.model_validate(document, extra=extra)

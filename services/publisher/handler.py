@@ -2,7 +2,8 @@
 
 Order: attest the source event (the attestation's digest is linked from every publication), then GitHub
 (comment, review, check run), then DataHub: the model's gate as an assertion with this evaluation's run, then each
-incident (linked to that assertion). Every step is find-then-act against what the remote
+incident (linked to that assertion); last, one notification per incident state on each configured channel
+(Slack, a signed webhook). Every step is find-then-act against what the remote
 holds, so a publication that fails halfway (a `ChannelUnavailable`, retried by the bus) publishes nothing
 twice when it runs again.
 """
@@ -17,6 +18,8 @@ from libs.events.codec import SignedEvent
 from services.publisher.attestation_step import Attestor
 from services.publisher.finding import Publishable, finding_of
 from services.publisher.github_documents import GitHubPublication
+from services.publisher.notification_message import notification_of
+from services.publisher.notifier import Notifier
 from services.publisher.publication_links import PublicationLinks
 from services.publisher.render_assertion import AssertionDraft, render_gate_assertion
 from services.publisher.render_comment import render_content
@@ -40,6 +43,7 @@ def publish(
     datahub: DataHubChannel,
     attest: Attestor | None = None,
     ledger_position: int | None = None,
+    notifier: Notifier | None = None,
 ) -> Published:
     meta = source.event.meta
     payload: Publishable = source.event.payload
@@ -63,10 +67,12 @@ def publish(
         source_urn = assertion.urn
     drafts = render_incidents(finding, content, links, at_ms, source_urn)
     channels += [datahub.upsert_incident(draft) for draft in drafts]
+    notifications = notifier.notify(notification_of(finding, links)) if notifier is not None else []
     return Published(
         run_id=getattr(payload, "run_id", None),
         outcome=finding.outcome,
         source_event_type=meta.event_type,
         channels=channels,
         attestation=attestation.artifact if attestation else None,
+        notifications=notifications,
     )

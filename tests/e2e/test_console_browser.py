@@ -41,7 +41,7 @@ def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     out = tmp_path_factory.mktemp("demo")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MODELGUARD_HOME", str(out / "stack"))  # run_demo sets it for this process; restored after
-        assert run_demo(out) == 0, "the demo did not hold its guarantees"
+        assert run_demo(out, out / "stack") == 0, "the demo did not hold its guarantees"
     env = {**os.environ, "MODELGUARD_HOME": str(out / "stack"), "MODELGUARD_CONSOLE_TOKEN": TOKEN}
     console = subprocess.Popen(
         [sys.executable, "-m", "modelguard", "console", "--port", "0"],
