@@ -12,7 +12,15 @@ from modelguard.console.config import ConsoleConfig, ConsoleConfigError, console
 
 def add_console_parser(sub: Any) -> None:
     """Register ``console`` on the ``modelguard`` subparsers."""
-    console = sub.add_parser("console", help="the read-only web incident console over the ledger (docs/console.md)")
+    console = sub.add_parser(
+        "console",
+        help="the read-only web incident console over the ledger (docs/console.md)",
+        description="Serve the read-only incident console over this home's ledger: the incidents, and each one's "
+        "signed timeline with its verification, gate, counterfactual runs, hypotheses, lineage, patch, checks, "
+        "publications and attestation. Readers need the bearer token (MODELGUARD_CONSOLE_TOKEN or --token-file) or "
+        "the trusted header of an OIDC proxy; without either it refuses to start unless --insecure-local, which "
+        "binds a loopback address only.",
+    )
     console.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     console.add_argument("--port", type=int, default=8080, help="port to listen on (0: any free one, printed)")
     console.add_argument("--token-file", metavar="FILE", help="a file holding the bearer token readers must present")
