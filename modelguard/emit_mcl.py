@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import yaml
 
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_raw
 from libs.datahub.mcl.avro_schema import shipped_mcl_schema, shipped_mcl_schema_json
 from libs.datahub.mcl.record_builder import mcl_record
@@ -64,5 +65,5 @@ def encode_change(spec_path: Path, metadata_files: list[Path], schema_id: int) -
     return encode_confluent(schema_id, record, shipped_mcl_schema()), urn
 
 
-def emit_change(bootstrap: str, topic: str, data: bytes, urn: str) -> None:
-    asyncio.run(publish_raw(bootstrap, topic, data, key=urn.encode()))
+def emit_change(target: KafkaConnection | str, topic: str, data: bytes, urn: str) -> None:
+    asyncio.run(publish_raw(target, topic, data, key=urn.encode()))

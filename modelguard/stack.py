@@ -19,6 +19,7 @@ from contracts.registry import all_topics
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, is_bundle, load_bundle
 from libs.bus.embedded_broker import start_embedded_broker
+from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.settings import Settings
@@ -128,6 +129,18 @@ def default_change_files() -> tuple[Path, ...]:
     return tuple(b.changes_file.relative_to(REPO_ROOT) for b in bundled_scenarios() if b.changes_file)
 
 
+def bus_connection(settings: Settings, state: StackState | None) -> KafkaConnection:
+    """The bus a command talks to: the running stack's (its embedded broker: plaintext), else the configured one."""
+    if state is None or state.bootstrap == settings.kafka.bootstrap:
+        return settings.kafka
+    return KafkaConnection(state.bootstrap)
+
+
+def mcl_connection(settings: Settings, state: StackState | None) -> KafkaConnection:
+    """Where DataHub's MCL topics are: DataHub's Kafka when it is configured apart, else the bus."""
+    return bus_connection(settings, state) if settings.mcl_on_the_bus else settings.mcl_kafka
+
+
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
     # DataHub and GitHub credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*) pass through, nothing else
     passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_")
@@ -202,7 +215,10 @@ def stack_up(
     external_bootstrap: str | None,
     timeout_s: float = 120.0,
     services: tuple[str, ...] = SERVICES,
+    owns_broker: bool = False,
 ) -> StackState:
+    """``owns_broker``: the broker at ``external_bootstrap`` is the caller's own (a test's, a bench's), so DataHub's
+    MCL topics may be created there as on the embedded broker; on anyone else's Kafka they are DataHub's."""
     existing = read_state(settings.home)
     if existing and (pid_alive(existing.supervisor_pid) or any(pid_alive(p) for p in existing.services.values())):
         raise StackError(f"a stack is already running from {settings.home} (modelguard stack down first)")
@@ -214,14 +230,19 @@ def stack_up(
     broker_pid = None
     if external_bootstrap:
         bootstrap = external_bootstrap
+        bus = settings.kafka if external_bootstrap == settings.kafka.bootstrap else KafkaConnection(bootstrap)
     else:
         broker = start_embedded_broker(settings.home / "logs" / "broker.log")
-        bootstrap, broker_pid = broker.bootstrap, broker.process.pid
-    # DataHub's MCL topics exist wherever DataHub runs; only missing ones are created (the embedded broker)
-    asyncio.run(ensure_topics(bootstrap, [*all_topics(), *settings.mcl_topics], settings.kafka_partitions))
+        bootstrap, broker_pid, bus = broker.bootstrap, broker.process.pid, KafkaConnection(broker.bootstrap)
+        owns_broker = True
+    # DataHub's MCL topics exist wherever DataHub runs: created only on a broker of our own that also holds them
+    mcl_topics = list(settings.mcl_topics) if owns_broker and settings.mcl_on_the_bus else []
+    asyncio.run(ensure_topics(bus, [*all_topics(), *mcl_topics], settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
     if broker_pid is not None:  # its own broker is new and empty: no DataHub history to skip, and the demo's
         env.setdefault("MODELGUARD_MCL_START", "earliest")  # first MCL may come before the consumer joined
+        for suffix in SUFFIXES[1:]:  # the embedded broker is plaintext: the bus's security settings are not for it
+            env.pop(BUS_PREFIX + suffix, None)
     for name in services:
         (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
     supervisor = start_supervisor(settings, env, bootstrap, broker_pid, services)

@@ -36,13 +36,14 @@ from libs.bus.delivery_policy import default_delivery_policy
 from libs.bus.external_input import ExternalInput, InputPosition
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
 from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
-from libs.settings import Settings, load_settings
+from libs.settings import Settings, SettingsError, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
 from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
 
@@ -112,11 +113,20 @@ class ServiceDefinition:
         return sorted({contract_for(t).topic for t in self.consumes})
 
 
-def make_broker(settings: Settings, service: str, telemetry: ServiceTelemetry | None = None) -> KafkaBroker:
+def make_broker(
+    settings: Settings,
+    service: str,
+    telemetry: ServiceTelemetry | None = None,
+    connection: KafkaConnection | None = None,
+    client_id: str | None = None,
+) -> KafkaBroker:
+    """A FastStream broker on ``connection`` (default: the bus) with its security."""
     telemetry = telemetry or service_telemetry(service, settings.trace_file)
+    connection = connection or settings.kafka
     return KafkaBroker(
-        settings.kafka_bootstrap,
-        client_id=f"modelguard-{service}",
+        connection.bootstrap,
+        security=connection.security(),
+        client_id=client_id or f"modelguard-{service}",
         enable_idempotence=settings.kafka_idempotence,
         max_request_size=MAX_MESSAGE_BYTES,
         middlewares=[
@@ -145,10 +155,23 @@ class ServiceRuntime:
         self.health = HealthState()
         self._background: list[asyncio.Task[None]] = []
         self.broker = make_broker(settings, definition.name, self.telemetry)
+        self.external_broker: KafkaBroker | None = None
+        """DataHub's Kafka, when the external inputs are not on the bus (``Settings.mcl_on_the_bus``): their
+        consumers only; what they lead to (first events, dead letters) is published on the bus."""
+        if definition.external and not settings.mcl_on_the_bus:
+            self.external_broker = make_broker(
+                settings,
+                definition.name,
+                self.telemetry,
+                connection=settings.mcl_kafka,
+                client_id=f"modelguard-{definition.name}-datahub",
+            )
         self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
         self.delivery = default_delivery_policy(settings.central_policy)
+        self._unreachable: set[str] = set()
+        """The connections whose brokers do not answer (by name: ``bus``, ``datahub``); ready only when none."""
         self.app = FastStream(
-            self.broker, on_startup=[], after_startup=[self._announce_ready], on_shutdown=[self._going_down]
+            *self.brokers, on_startup=[], after_startup=[self._announce_ready], on_shutdown=[self._going_down]
         )
         self.broker.subscriber(
             *definition.topics,
@@ -159,17 +182,18 @@ class ServiceRuntime:
             max_poll_interval_ms=15 * 60 * 1000,
             ack_policy=AckPolicy.NACK_ON_ERROR,
         )(self.on_message)
+        external_broker = self.external_broker or self.broker
         for external in definition.external:
             resume = ResumeFromStoredOffsets(
                 external.stored_offsets or dict,
                 start=settings.mcl_start,
                 probe=lambda: AIOKafkaConsumer(
-                    bootstrap_servers=settings.kafka_bootstrap,
+                    **settings.mcl_kafka.client_options(),
                     enable_auto_commit=False,
                     max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
                 ),
             )
-            subscriber = self.broker.subscriber(
+            subscriber = external_broker.subscriber(
                 *external.topics,
                 group_id=f"modelguard-{definition.name}-{external.name}",
                 auto_offset_reset="earliest",
@@ -183,6 +207,18 @@ class ServiceRuntime:
             if resume is not None:
                 resume.subscriber = subscriber
 
+    @property
+    def brokers(self) -> list[KafkaBroker]:
+        """The bus first, then DataHub's Kafka when the service reads it apart."""
+        return [self.broker] if self.external_broker is None else [self.broker, self.external_broker]
+
+    def _connections(self) -> list[tuple[str, KafkaConnection, KafkaBroker]]:
+        """Each connection the service depends on, its name and the broker whose consumers read from it."""
+        bus = ("bus", self.settings.kafka, self.broker)
+        if self.external_broker is None:
+            return [bus]
+        return [bus, ("datahub", self.settings.mcl_kafka, self.external_broker)]
+
     async def _announce_ready(self) -> None:
         ready = self.settings.run_dir / f"{self.definition.name}.ready"
         ready.parent.mkdir(parents=True, exist_ok=True)
@@ -193,29 +229,34 @@ class ServiceRuntime:
         self._background.append(
             asyncio.create_task(
                 watch_for_broker_loss(
-                    lambda: [getattr(sub, "consumer", None) for sub in self.broker.subscribers],
+                    lambda: [getattr(sub, "consumer", None) for b in self.brokers for sub in b.subscribers],
                     BROKER_LOSS_CHECK_S,
                     self.definition.name,
                 )
             )
         )
-        self._background.append(
-            asyncio.create_task(
-                watch_reachability(
-                    self.settings.kafka_bootstrap,
-                    self.definition.name,
-                    pause=self._stop_consumers,
-                    resume=self._start_consumers,
-                    set_ready=self._set_ready,
-                )
-            )
-        )
+        self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
 
-    async def _stop_consumers(self) -> None:
-        """While the broker is unreachable: no consumer, so no client retrying every 100 ms."""
+    async def _watch(self, name: str, connection: KafkaConnection, broker: KafkaBroker) -> None:
+        """Probe one connection's brokers; stop and start that broker's consumers around an outage."""
+
+        async def pause() -> None:
+            await self._stop_consumers(broker)
+
+        async def resume() -> None:
+            await self._start_consumers(broker)
+
+        def set_ready(ready: bool) -> None:
+            self._set_ready(ready, name)
+
+        service = self.definition.name if name == "bus" else f"{self.definition.name} (DataHub's Kafka)"
+        await watch_reachability(connection.bootstrap, service, pause=pause, resume=resume, set_ready=set_ready)
+
+    async def _stop_consumers(self, broker: KafkaBroker | None = None) -> None:
+        """While a broker (default: the bus) is unreachable: no consumer of it, so no client retrying every 100 ms."""
         started = time.monotonic()
-        subscribers = list(self.broker.subscribers)
+        subscribers = list((broker or self.broker).subscribers)
         ordinary = [await stop_subscriber(s, grace_s=GRACEFUL_TIMEOUT_S + 5.0) for s in subscribers]
         log.info(
             "%s: %d consumers stopped in %.1f s (%d without leaving their group)",
@@ -225,13 +266,18 @@ class ServiceRuntime:
             ordinary.count(False),
         )
 
-    async def _start_consumers(self) -> None:
-        for subscriber in self.broker.subscribers:
+    async def _start_consumers(self, broker: KafkaBroker | None = None) -> None:
+        for subscriber in (broker or self.broker).subscribers:
             if getattr(subscriber, "consumer", None) is None:
                 await subscriber.start()
 
-    def _set_ready(self, ready: bool) -> None:
-        self.health.ready = ready
+    def _set_ready(self, ready: bool, connection: str = "bus") -> None:
+        """Ready while every connection the service depends on answers."""
+        if ready:
+            self._unreachable.discard(connection)
+        else:
+            self._unreachable.add(connection)
+        self.health.ready = not self._unreachable
 
     async def _going_down(self) -> None:
         self.health.ready = False
@@ -436,7 +482,8 @@ def run_service(
     try:
         asyncio.run(runtime.app.run())
     except KafkaConnectionError as exc:  # no broker at start: say so once and let the supervisor back off
-        log.error("%s: no Kafka broker answers at %s (%s): exiting", definition.name, settings.kafka_bootstrap, exc)
+        where = " or ".join(connection.describe() for _, connection, _ in runtime._connections())
+        log.error("%s: no Kafka broker answers at %s (%s): exiting", definition.name, where, exc)
         raise SystemExit(3) from None
     finally:
         if health is not None:
@@ -456,13 +503,22 @@ def serve(
     name: str, build: Callable[[Settings, SigningKey], ServiceDefinition], extend: Extension | None = None
 ) -> None:
     """A service process: settings from the environment, its own signing key, its handler wired to Kafka."""
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except SettingsError as exc:  # a bad setting (a Kafka connection, a duration): one line, not a trace
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     try:
         key, registry = service_key(settings, name)
     except (OSError, ValueError) as exc:  # no key, an unreadable one, a broken registry: one line, not a trace
         print(f"{name}: cannot load its signing key or the key registry: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    run_service(build(settings, key), settings, key, registry, extend)
+    try:
+        definition = build(settings, key)
+    except SettingsError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    run_service(definition, settings, key, registry, extend)
 
 
 def _digest(raw: bytes) -> str:
