@@ -119,6 +119,9 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _emit_mcl(args: argparse.Namespace) -> int:
+    import os
+
+    from libs.datahub.mcl.registry_auth import RegistryAuthError, registry_auth_for
     from modelguard.emit_mcl import (
         OFFLINE_SCHEMA_ID,
         ChangeSpecError,
@@ -136,7 +139,11 @@ def _emit_mcl(args: argparse.Namespace) -> int:
     if args.schema_id is not None:
         schema_id = args.schema_id
     elif settings.schema_registry_url:
-        schema_id = registered_schema_id(settings.schema_registry_url)
+        try:
+            auth = registry_auth_for(os.environ, settings.schema_registry_url)
+        except RegistryAuthError as exc:
+            raise CliError(str(exc)) from exc
+        schema_id = registered_schema_id(settings.schema_registry_url, auth.headers())
     else:
         schema_id = OFFLINE_SCHEMA_ID
     try:

@@ -4,6 +4,7 @@ SDK's schema) and put it on DataHub's MetadataChangeLog topic. For demos, tests 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -26,12 +27,12 @@ class ChangeSpecError(ValueError):
     pass
 
 
-def registered_schema_id(registry_url: str) -> int:
+def registered_schema_id(registry_url: str, auth_headers: Mapping[str, str] | None = None) -> int:
     """Register (or find) the shipped MCL schema under the topic's subject; the registry names its id."""
     response = httpx.post(
         f"{registry_url.rstrip('/')}/subjects/{SUBJECT}/versions",
         json={"schema": shipped_mcl_schema_json()},
-        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json", **(auth_headers or {})},
         timeout=10,
     )
     response.raise_for_status()

@@ -8,11 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from libs.signing.keys import provision_keys
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run(module: str, env: dict[str, str], home: Path) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MODELGUARD_KAFKA_", "MODELGUARD_DATAHUB_"))}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MODELGUARD_KAFKA_", "MODELGUARD_DATAHUB_", "MODELGUARD_SCHEMA_"))
+    }
     return subprocess.run(
         [sys.executable, "-m", module],
         cwd=REPO_ROOT,
@@ -47,4 +53,13 @@ def test_the_topic_job_with_an_unknown_protocol_exits_2_with_one_line(tmp_path: 
     assert done.stderr.splitlines() == [
         "topics: MODELGUARD_KAFKA_SECURITY_PROTOCOL must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, "
         "got 'SCRAM'"
+    ]
+
+
+def test_registry_credentials_for_no_registry_stop_the_context_service_with_one_line(tmp_path: Path) -> None:
+    provision_keys(["context"], tmp_path / "keys")
+    done = _run("services.context.main", {"MODELGUARD_SCHEMA_REGISTRY_TOKEN": "t0ken-value"}, tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [
+        "context: schema registry credentials are set but MODELGUARD_SCHEMA_REGISTRY_URL is not"
     ]
