@@ -27,6 +27,7 @@ DEPLOY = REPO_ROOT / "deploy"
 KUBERNETES_VERSION = "1.30.0"  # the oldest minor release still in common support; later ones accept the same
 VARIANTS = {"default": DEPLOY / "kubernetes", "without-strimzi": DEPLOY / "overlays" / "without-strimzi"}
 VARIANTS["with-keda"] = DEPLOY / "overlays" / "with-keda"
+VARIANTS["secured-kafka"] = DEPLOY / "overlays" / "secured-kafka"
 CUSTOM_KINDS = {"KafkaTopic", "ScaledObject"}
 SECRETS = {f"modelguard-key-{s}" for s in (*SERVICES, "reporter")} | {
     "modelguard-ledger",
