@@ -141,6 +141,13 @@ def mcl_connection(settings: Settings, state: StackState | None) -> KafkaConnect
     return bus_connection(settings, state) if settings.mcl_on_the_bus else settings.mcl_kafka
 
 
+def topics_to_create(settings: Settings, owns_broker: bool) -> list[str]:
+    """ModelGuard's topics always; DataHub's MCL topics exist wherever DataHub runs, so only on a broker of our own
+    (the embedded one, a test's) that also holds them (DataHub's Kafka not configured apart)."""
+    mcl_topics = list(settings.mcl_topics) if owns_broker and settings.mcl_on_the_bus else []
+    return [*all_topics(), *mcl_topics]
+
+
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
     # DataHub and GitHub credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*) pass through, nothing else
     passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_")
@@ -235,9 +242,7 @@ def stack_up(
         broker = start_embedded_broker(settings.home / "logs" / "broker.log")
         bootstrap, broker_pid, bus = broker.bootstrap, broker.process.pid, KafkaConnection(broker.bootstrap)
         owns_broker = True
-    # DataHub's MCL topics exist wherever DataHub runs: created only on a broker of our own that also holds them
-    mcl_topics = list(settings.mcl_topics) if owns_broker and settings.mcl_on_the_bus else []
-    asyncio.run(ensure_topics(bus, [*all_topics(), *mcl_topics], settings.kafka_partitions))
+    asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
     if broker_pid is not None:  # its own broker is new and empty: no DataHub history to skip, and the demo's
         env.setdefault("MODELGUARD_MCL_START", "earliest")  # first MCL may come before the consumer joined
