@@ -119,14 +119,17 @@ def make_broker(
     telemetry: ServiceTelemetry | None = None,
     connection: KafkaConnection | None = None,
     client_id: str | None = None,
+    consumer_only: bool = False,
 ) -> KafkaBroker:
-    """A FastStream broker on ``connection`` (default: the bus) with its security."""
+    """A FastStream broker on ``connection`` (default: the bus) with its security. ``consumer_only``: no producer
+    and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka)."""
     telemetry = telemetry or service_telemetry(service, settings.trace_file)
     connection = connection or settings.kafka
     return KafkaBroker(
         connection.bootstrap,
         security=connection.security(),
         client_id=client_id or f"modelguard-{service}",
+        consumer_only=consumer_only,
         enable_idempotence=settings.kafka_idempotence,
         max_request_size=MAX_MESSAGE_BYTES,
         middlewares=[
@@ -165,6 +168,7 @@ class ServiceRuntime:
                 self.telemetry,
                 connection=settings.mcl_kafka,
                 client_id=f"modelguard-{definition.name}-datahub",
+                consumer_only=True,
             )
         self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
         self.delivery = default_delivery_policy(settings.central_policy)

@@ -80,6 +80,9 @@ def test_datahubs_kafka_apart_gets_its_own_broker_with_its_own_security(runtime_
     assert datahub["bootstrap_servers"] == ["datahub-kafka:9093"] and datahub["security_protocol"] == "SASL_SSL"
     assert (datahub["sasl_mechanism"], datahub["sasl_plain_username"]) == ("PLAIN", "api-key")
     assert datahub["ssl_context"] is not None and datahub["client_id"] == "modelguard-context-datahub"
+    # read-only ACLs will do on DataHub's cluster: that broker makes no producer and no admin client
+    assert runtime.external_broker.config.broker_config.consumer_only
+    assert not runtime.broker.config.broker_config.consumer_only
     assert _topics(runtime.broker) == {"modelguard.regression-detected.v1"}
     assert _topics(runtime.external_broker) == {"MetadataChangeLog_Versioned_v1"}
     assert [name for name, _, _ in runtime._connections()] == ["bus", "datahub"]
