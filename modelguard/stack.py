@@ -164,6 +164,14 @@ def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
     return env
 
 
+def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None:
+    """What changes in the services' environment when the stack runs its own embedded broker as the bus."""
+    for suffix in SUFFIXES[1:]:  # the embedded broker is plaintext: the bus's security settings are not for it
+        env.pop(BUS_PREFIX + suffix, None)
+    if settings.mcl_on_the_bus:  # a new, empty broker holds the MCL topics: no DataHub history to skip, and the
+        env.setdefault("MODELGUARD_MCL_START", "earliest")  # demo's first MCL may come before the consumer joined
+
+
 def start_service(name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
     (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
     return _spawn(["-m", f"services.{name}.main"], name, settings, env)
@@ -244,10 +252,8 @@ def stack_up(
         owns_broker = True
     asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
-    if broker_pid is not None:  # its own broker is new and empty: no DataHub history to skip, and the demo's
-        env.setdefault("MODELGUARD_MCL_START", "earliest")  # first MCL may come before the consumer joined
-        for suffix in SUFFIXES[1:]:  # the embedded broker is plaintext: the bus's security settings are not for it
-            env.pop(BUS_PREFIX + suffix, None)
+    if broker_pid is not None:
+        embedded_broker_environment(settings, env)
     for name in services:
         (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
     supervisor = start_supervisor(settings, env, bootstrap, broker_pid, services)

@@ -10,7 +10,13 @@ from pathlib import Path
 from contracts.registry import all_topics
 from libs.bus.kafka_connection import KafkaConnection
 from libs.settings import Settings, load_settings
-from modelguard.stack import StackState, bus_connection, mcl_connection, topics_to_create
+from modelguard.stack import (
+    StackState,
+    bus_connection,
+    embedded_broker_environment,
+    mcl_connection,
+    topics_to_create,
+)
 from tests.support.running_stack import environment
 
 SCRAM = KafkaConnection("kafka:9093", "SASL_PLAINTEXT", "SCRAM-SHA-512", "modelguard", "password")
@@ -39,3 +45,16 @@ def test_commands_use_the_stacks_embedded_broker_else_the_configured_connections
     assert mcl_connection(settings, embedded) == KafkaConnection("127.0.0.1:40123")
     apart = dataclasses.replace(settings, datahub_kafka=DATAHUB)
     assert mcl_connection(apart, embedded) is DATAHUB and mcl_connection(apart, None) is DATAHUB
+
+
+def test_the_embedded_bus_drops_the_bus_security_and_reads_mcl_from_the_start_only_when_it_holds_them(
+    tmp_path: Path,
+) -> None:
+    settings = _settings(tmp_path)
+    env = {"MODELGUARD_KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "MODELGUARD_KAFKA_SASL_USERNAME": "mg", "OTHER": "kept"}
+    embedded_broker_environment(settings, env)
+    assert env == {"OTHER": "kept", "MODELGUARD_MCL_START": "earliest"}
+    # DataHub's own Kafka holds history: the start policy stays what it is (latest unless set)
+    env = {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092"}
+    embedded_broker_environment(dataclasses.replace(settings, datahub_kafka=DATAHUB), env)
+    assert env == {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092"}
