@@ -6,6 +6,8 @@ variable the code does not read, or a path no volume holds, fails here."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from libs.bus.kafka_connection import BUS_PREFIX, KafkaConnection, datahub_conne
 from libs.datahub.mcl.registry_auth import registry_auth_for
 from modelguard.stack import REPO_ROOT, SERVICES
 from tests.support.tls_files import write_tls_files
-from tests.unit.deploy.test_deploy_kubernetes import _by_kind, _rendered
+from tests.unit.deploy.test_deploy_kubernetes import _by_kind, _problems, _rendered
 
 SECRET_FILES = {"password": "scram-password-of-the-kafka-user", "registry-token": "datahub-access-token"}
 
@@ -137,3 +139,27 @@ def test_each_component_says_how_to_make_its_secret(component: str) -> None:
     secret = "modelguard-kafka" if component == "kafka-auth" else "modelguard-datahub-kafka"
     assert f"create secret generic {secret}" in text
     assert yaml.safe_load(text)["kind"] == "Component"
+
+
+def test_the_topic_job_gets_the_bus_credentials_where_strimzi_does_not_manage_the_topics(tmp_path: Path) -> None:
+    """MSK or Confluent Cloud: no Strimzi, so the topic Job creates the topics, with the bus's SASL credentials."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    copy = tmp_path / "deploy"
+    shutil.copytree(REPO_ROOT / "deploy", copy)
+    overlay = copy / "overlays" / "sasl-without-strimzi"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources: [../without-strimzi]\ncomponents: [../../components/kafka-auth]\n"
+    )
+    done = subprocess.run([kubectl, "kustomize", str(overlay)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    documents = [d for d in yaml.safe_load_all(done.stdout) if d]
+    [job] = [d for d in documents if d["kind"] == "Job"]
+    env = _environment(job["spec"]["template"]["spec"], documents, tmp_path / "files")
+    bus, _ = _connections(env)
+    assert bus.describe() == "modelguard-kafka-bootstrap.kafka:9093 (SASL_SSL SCRAM-SHA-512 as modelguard)"
+    assert bus.password == SECRET_FILES["password"]
+    assert [p for d in documents for p in _problems(d)] == []
