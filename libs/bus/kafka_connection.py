@@ -16,7 +16,9 @@ from the Kafka client minutes later. Variables, for a prefix ``P``:
 ``SSL_KEY_FILE``               its private key (PEM, unencrypted)
 =============================  =====================================================================
 
-The password is never part of ``repr`` nor of :meth:`KafkaConnection.describe`, the form for logs.
+The password is never part of ``repr`` nor of :meth:`KafkaConnection.describe`, the form for logs. FastStream and
+aiokafka are imported only when a security object is asked for: ``libs.settings`` reads connections, and the
+workspace runner, which reads settings, must load no Kafka client.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from faststream.kafka.security import parse_security
-from faststream.security import BaseSecurity, SASLPlaintext, SASLScram256, SASLScram512
+if TYPE_CHECKING:
+    from faststream.security import BaseSecurity
 
 BUS_PREFIX = "MODELGUARD_KAFKA_"
 DATAHUB_PREFIX = "MODELGUARD_DATAHUB_KAFKA_"
@@ -46,11 +48,6 @@ SUFFIXES = (
     "SSL_KEY_FILE",
 )
 """Every variable a connection reads, after its prefix."""
-_SECURITY_CLASSES: dict[str, type[SASLPlaintext] | type[SASLScram256] | type[SASLScram512]] = {
-    "PLAIN": SASLPlaintext,
-    "SCRAM-SHA-256": SASLScram256,
-    "SCRAM-SHA-512": SASLScram512,
-}
 
 
 class KafkaConnectionError(ValueError):
@@ -157,8 +154,11 @@ class KafkaConnection:
 
     def security(self) -> BaseSecurity | None:
         """FastStream's security object for a ``KafkaBroker(security=...)``; None for PLAINTEXT."""
+        from faststream.security import BaseSecurity, SASLPlaintext, SASLScram256, SASLScram512
+
         if self.uses_sasl:
-            sasl = _SECURITY_CLASSES[self.sasl_mechanism or ""]
+            classes = {"PLAIN": SASLPlaintext, "SCRAM-SHA-256": SASLScram256, "SCRAM-SHA-512": SASLScram512}
+            sasl = classes[self.sasl_mechanism or ""]
             assert self.username is not None and self.password is not None  # checked in __post_init__
             return sasl(self.username, self.password, ssl_context=self._ssl_context, use_ssl=self.uses_tls)
         if self.uses_tls:
@@ -167,6 +167,8 @@ class KafkaConnection:
 
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for a raw aiokafka client (consumer, producer, admin): the address and the security."""
+        from faststream.kafka.security import parse_security
+
         return {"bootstrap_servers": self.bootstrap, **parse_security(self.security())}
 
     def describe(self) -> str:
