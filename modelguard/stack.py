@@ -19,6 +19,7 @@ from contracts.registry import all_topics
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, is_bundle, load_bundle
 from libs.bus.embedded_broker import start_embedded_broker
+from libs.bus.external_input import read_on_the_bus
 from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
@@ -142,10 +143,12 @@ def mcl_connection(settings: Settings, state: StackState | None) -> KafkaConnect
 
 
 def topics_to_create(settings: Settings, owns_broker: bool) -> list[str]:
-    """ModelGuard's topics always; DataHub's MCL topics exist wherever DataHub runs, so only on a broker of our own
-    (the embedded one, a test's) that also holds them (DataHub's Kafka not configured apart)."""
-    mcl_topics = list(settings.mcl_topics) if owns_broker and settings.mcl_on_the_bus else []
-    return [*all_topics(), *mcl_topics]
+    """ModelGuard's topics always, MCL topics named as ours (``modelguard.…``, the datahub-actions action's) too;
+    DataHub's MCL topics exist wherever DataHub runs, so only on a broker of our own (the embedded one, a test's)
+    that also holds them (DataHub's Kafka not configured apart)."""
+    ours = [t for t in settings.mcl_topics if read_on_the_bus(t)]
+    datahubs = [t for t in settings.mcl_topics if not read_on_the_bus(t)]
+    return [*all_topics(), *ours, *(datahubs if owns_broker and settings.mcl_on_the_bus else [])]
 
 
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:

@@ -33,7 +33,7 @@ from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import default_delivery_policy
-from libs.bus.external_input import ExternalInput, InputPosition
+from libs.bus.external_input import ExternalInput, InputPosition, read_on_the_bus
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.kafka_connection import KafkaConnection
@@ -159,9 +159,10 @@ class ServiceRuntime:
         self._background: list[asyncio.Task[None]] = []
         self.broker = make_broker(settings, definition.name, self.telemetry)
         self.external_broker: KafkaBroker | None = None
-        """DataHub's Kafka, when the external inputs are not on the bus (``Settings.mcl_on_the_bus``): their
-        consumers only; what they lead to (first events, dead letters) is published on the bus."""
-        if definition.external and not settings.mcl_on_the_bus:
+        """DataHub's Kafka, when it is not the bus (``Settings.mcl_on_the_bus``): the consumers of the external topics
+        there only; what they lead to (first events, dead letters) is published on the bus."""
+        on_datahub = [t for e in definition.external for t in e.topics if not read_on_the_bus(t)]
+        if on_datahub and not settings.mcl_on_the_bus:
             self.external_broker = make_broker(
                 settings,
                 definition.name,
@@ -186,30 +187,45 @@ class ServiceRuntime:
             max_poll_interval_ms=15 * 60 * 1000,
             ack_policy=AckPolicy.NACK_ON_ERROR,
         )(self.on_message)
-        external_broker = self.external_broker or self.broker
         for external in definition.external:
-            resume = ResumeFromStoredOffsets(
-                external.stored_offsets or dict,
-                start=settings.mcl_start,
-                probe=lambda: AIOKafkaConsumer(
-                    **settings.mcl_kafka.client_options(),
-                    enable_auto_commit=False,
-                    max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
-                ),
-            )
-            subscriber = external_broker.subscriber(
-                *external.topics,
-                group_id=f"modelguard-{definition.name}-{external.name}",
-                auto_offset_reset="earliest",
-                session_timeout_ms=settings.kafka_session_timeout_ms,
-                heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
-                ack_policy=AckPolicy.NACK_ON_ERROR,
+            if self.external_broker is None:
+                self._subscribe_external(external, external.topics, self.broker, settings.kafka)
+                continue
+            # DataHub's topics through DataHub's broker; ModelGuard's own (the datahub-actions action's) on the bus
+            datahubs = [t for t in external.topics if not read_on_the_bus(t)]
+            ours = [t for t in external.topics if read_on_the_bus(t)]
+            if datahubs:
+                self._subscribe_external(external, datahubs, self.external_broker, settings.mcl_kafka)
+            if ours:
+                self._subscribe_external(external, ours, self.broker, settings.kafka)
+
+    def _subscribe_external(
+        self, external: ExternalInput, topics: Sequence[str], broker: KafkaBroker, connection: KafkaConnection
+    ) -> None:
+        """A consumer of an external input's ``topics`` on ``broker``, resuming from the input's stored offsets, the
+        start policy's offset lookups made through ``connection``."""
+        settings = self.settings
+        resume = ResumeFromStoredOffsets(
+            external.stored_offsets or dict,
+            start=settings.mcl_start,
+            probe=lambda: AIOKafkaConsumer(
+                **connection.client_options(),
+                enable_auto_commit=False,
                 max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
-                listener=resume,
-            )
-            subscriber(self._external_consumer(external))
-            if resume is not None:
-                resume.subscriber = subscriber
+            ),
+        )
+        subscriber = broker.subscriber(
+            *topics,
+            group_id=f"modelguard-{self.definition.name}-{external.name}",
+            auto_offset_reset="earliest",
+            session_timeout_ms=settings.kafka_session_timeout_ms,
+            heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
+            listener=resume,
+        )
+        subscriber(self._external_consumer(external))
+        resume.subscriber = subscriber
 
     @property
     def brokers(self) -> list[KafkaBroker]:

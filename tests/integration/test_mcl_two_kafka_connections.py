@@ -1,7 +1,8 @@
 """The context service with two Kafka connections over two real brokers: ModelGuard's bus on one, DataHub's MCL
 topic on the other (``MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP``). An MCL produced on DataHub's broker reaches the
 service's intake through its second consumer; what it leads to, the upstream risk and the dead letter of a broken
-record, is published on the bus, and nothing is written to DataHub's broker."""
+record, is published on the bus, and nothing is written to DataHub's broker. An MCL topic named as ModelGuard's own
+(where its datahub-actions action forwards MCLs) is read on the bus."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ pytestmark = pytest.mark.broker
 
 SCENARIO = SCENARIOS / "churn-monthly-spend" / "datahub"
 TOPIC = "MetadataChangeLog_Versioned_v1"
+FORWARDED = "modelguard.datahub-actions-mcl.v1"
 MCL_GROUP = "modelguard-context-datahub-mcl"
 
 
@@ -63,7 +65,7 @@ def test_an_mcl_on_datahubs_broker_reaches_the_context_service_and_what_it_leads
         "MODELGUARD_HOME": str(tmp_path / "home"),
         "MODELGUARD_KAFKA_BOOTSTRAP": bus.bootstrap,
         "MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": datahub.bootstrap,
-        "MODELGUARD_MCL_TOPICS": TOPIC,
+        "MODELGUARD_MCL_TOPICS": f"{TOPIC},{FORWARDED}",
         "MODELGUARD_MCL_START": "earliest",
         "MODELGUARD_CONTEXT_PROVIDER": "file",
         "MODELGUARD_DATAHUB_FILES": str(SCENARIO / "metadata.json"),
@@ -79,7 +81,7 @@ def test_an_mcl_on_datahubs_broker_reaches_the_context_service_and_what_it_leads
     risk_topic = contract_for("UpstreamRiskDetected").topic
 
     async def scenario() -> None:
-        await ensure_topics(bus.bootstrap, all_topics(), 1)
+        await ensure_topics(bus.bootstrap, [*all_topics(), FORWARDED], 1)
         await ensure_topics(datahub.bootstrap, [TOPIC], 1)
         runtime = ServiceRuntime(definition(settings, keys["context"]), settings, keys["context"], keys.registry)
         assert runtime.external_broker is not None and len(runtime.brokers) == 2
@@ -89,14 +91,17 @@ def test_an_mcl_on_datahubs_broker_reaches_the_context_service_and_what_it_leads
         try:
             await publish_raw(datahub.bootstrap, TOPIC, change, key=urn.encode())
             await publish_raw(datahub.bootstrap, TOPIC, broken, key=b"broken")
+            await publish_raw(bus.bootstrap, FORWARDED, b"{not json", key=b"forwarded")
             risks = await asyncio.to_thread(read_topic, bus.bootstrap, risk_topic, 1, 120.0)
-            letters = await asyncio.to_thread(read_topic, bus.bootstrap, DEAD_LETTER_TOPIC, 1, 60.0)
+            letters = await asyncio.to_thread(read_topic, bus.bootstrap, DEAD_LETTER_TOPIC, 2, 60.0)
             [risk] = [open_envelope(r.value, keys.registry).event for r in risks]
             assert risk.meta.event_type == "UpstreamRiskDetected" and risk.payload.asset_urn == urn
-            [letter] = letters
-            headers = {k: v.decode() for k, v in letter.headers}
-            assert headers[DLQ_REASON].startswith("mcl-"), headers
-            assert headers[DLQ_SOURCE] == f"{TOPIC}/0@1" and letter.value == broken
+            sources = {}
+            for letter in letters:
+                headers = {k: v.decode() for k, v in letter.headers}
+                assert headers[DLQ_REASON].startswith("mcl-"), headers
+                sources[headers[DLQ_SOURCE]] = letter.value
+            assert sources == {f"{TOPIC}/0@1": broken, f"{FORWARDED}/0@0": b"{not json"}
             # the MCL consumer's group lives on DataHub's broker: both records were read there and settled
             partition = TopicPartition(TOPIC, 0)
             assert await _until_committed(datahub.bootstrap, partition, 2), "DataHub's offsets were not committed"

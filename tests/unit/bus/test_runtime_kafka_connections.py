@@ -46,9 +46,9 @@ def _settings(tmp_path: Path, values: dict[str, str]) -> Settings:
 def runtime_for(tmp_path: Path) -> Iterator[Any]:
     made: list[ServiceRuntime] = []
 
-    def make(values: dict[str, str]) -> ServiceRuntime:
+    def make(values: dict[str, str], topics: tuple[str, ...] = ("MetadataChangeLog_Versioned_v1",)) -> ServiceRuntime:
         keys = Keys("context")
-        mcl = ExternalInput("datahub-mcl", ("MetadataChangeLog_Versioned_v1",), handle=lambda raw, position: [])
+        mcl = ExternalInput("datahub-mcl", topics, handle=lambda raw, position: [])
         definition = ServiceDefinition(
             "context", "test", ("RegressionDetected",), sink=lambda event: None, external=(mcl,)
         )
@@ -90,6 +90,7 @@ def test_datahubs_kafka_apart_gets_its_own_broker_with_its_own_security(runtime_
     async def probe_options() -> tuple[str, str]:
         [subscriber] = runtime.external_broker.subscribers
         probe = subscriber._listener._probe()  # the start policy's offset lookups
+        await probe.stop()
         return probe._client._bootstrap_servers, probe._client._sasl_plain_username
 
     assert asyncio.run(probe_options()) == ("datahub-kafka:9093", "api-key")
@@ -100,6 +101,26 @@ def test_without_datahub_variables_one_broker_holds_every_consumer(runtime_for: 
     assert runtime.external_broker is None and runtime.brokers == [runtime.broker]
     assert _topics(runtime.broker) == {"modelguard.regression-detected.v1", "MetadataChangeLog_Versioned_v1"}
     assert [name for name, _, _ in runtime._connections()] == ["bus"]
+
+
+def test_an_external_topic_named_as_ours_is_read_on_the_bus_the_others_on_datahubs_kafka(
+    runtime_for: Any, tmp_path: Path
+) -> None:
+    """ModelGuard's datahub-actions action forwards MCLs to ``modelguard.datahub-actions-mcl.v1`` on the bus."""
+    runtime = runtime_for({**BUS, **DATAHUB}, ("MetadataChangeLog_Versioned_v1", "modelguard.datahub-actions-mcl.v1"))
+    assert _topics(runtime.external_broker) == {"MetadataChangeLog_Versioned_v1"}
+    assert _topics(runtime.broker) == {"modelguard.regression-detected.v1", "modelguard.datahub-actions-mcl.v1"}
+
+    async def probes() -> list[str]:
+        subscribers = [*runtime.external_broker.subscribers, *runtime.broker.subscribers]
+        probes = [s._listener._probe() for s in subscribers if s._listener is not None]
+        for probe in probes:
+            await probe.stop()
+        return [probe._client._bootstrap_servers for probe in probes]
+
+    assert asyncio.run(probes()) == ["datahub-kafka:9093", "bus-kafka:9092"]
+    only_ours = runtime_for({**BUS, **DATAHUB}, ("modelguard.datahub-actions-mcl.v1",))
+    assert only_ours.external_broker is None, "nothing to read on DataHub's Kafka: no second broker"
 
 
 def test_the_service_is_ready_only_while_every_connection_answers(runtime_for: Any) -> None:

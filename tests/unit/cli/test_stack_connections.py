@@ -34,6 +34,11 @@ def test_mcl_topics_are_created_only_on_a_broker_of_our_own_that_holds_them(tmp_
     assert topics_to_create(settings, owns_broker=False) == all_topics()
     apart = dataclasses.replace(settings, datahub_kafka=DATAHUB)
     assert topics_to_create(apart, owns_broker=True) == all_topics()
+    # the MCLs ModelGuard's datahub-actions action forwards are on our bus: its topic is ours to create
+    forwarded = dataclasses.replace(
+        apart, mcl_topics=("MetadataChangeLog_Versioned_v1", "modelguard.datahub-actions-mcl.v1")
+    )
+    assert topics_to_create(forwarded, owns_broker=False) == [*all_topics(), "modelguard.datahub-actions-mcl.v1"]
 
 
 def test_commands_use_the_stacks_embedded_broker_else_the_configured_connections(tmp_path: Path) -> None:
