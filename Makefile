@@ -63,6 +63,7 @@ k8s-render:
 	kubectl kustomize deploy/kubernetes > out/k8s/default.yaml
 	kubectl kustomize deploy/overlays/without-strimzi > out/k8s/without-strimzi.yaml
 	kubectl kustomize deploy/overlays/with-keda > out/k8s/with-keda.yaml
+	kubectl kustomize deploy/overlays/with-monitoring > out/k8s/with-monitoring.yaml
 
 image:
 	docker build -t modelguard:0.1.0 .

@@ -50,12 +50,16 @@ class Contract:
         return Event[self.payload_model]  # type: ignore[name-defined]
 
 
-# Versions: the major names the topic and the schema file; a minor adds optional fields with defaults, so a reader
-# of 1.1 reads 1.0 events (a 1.0 reader refuses 1.1 ones: every model forbids unknown keys). 1.1 of the diagnosis,
-# repair and validation events: the report's context summary carries the owners per asset and the cause's
-# datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and `RepairWithheld.owners`
-# says who to tell per affected asset. EnvironmentFailed 1.0 (a new contract, so a new topic): the detector's
-# referee could not have the environment a revision declares.
+# Versions: the major names the topic and the schema file; a minor adds optional fields with defaults. A reader of
+# 1.1 reads 1.0 events (the new fields take their defaults) and a reader of 1.0 reads 1.1 events (it ignores the
+# fields it does not know, as a tolerant reader), so services can be upgraded one at a time during a rolling
+# deploy; an event of the reader's own version must match its model exactly (unknown keys are refused).
+# 1.1 of the diagnosis, repair and validation events: the report's context summary carries the owners per asset
+# and the cause's datasets (`ContextSummary.model_ownership`, `dataset_ownership`, `cause_datasets`), and
+# `RepairWithheld.owners` says who to tell per affected asset. EnvironmentFailed 1.0 (a new contract, so a new
+# topic): the detector's referee could not have the environment a revision declares. UpstreamRiskDetected 1.1:
+# `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to. Published
+# 1.1: `notifications`, the Slack and webhook messages sent for the incident's state.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
@@ -64,14 +68,14 @@ CONTRACTS: dict[str, Contract] = {
         Contract("EvaluationPassed", "1.0", EvaluationPassed),
         Contract("EnvironmentFailed", "1.0", EnvironmentFailed),
         Contract("ContextCollected", "1.0", ContextCollected),
-        Contract("UpstreamRiskDetected", "1.0", UpstreamRiskDetected),
+        Contract("UpstreamRiskDetected", "1.1", UpstreamRiskDetected),
         Contract("DiagnosisCompleted", "1.1", DiagnosisCompleted),
         Contract("DiagnosisAbstained", "1.1", DiagnosisAbstained),
         Contract("RepairProposed", "1.1", RepairProposed),
         Contract("RepairWithheld", "1.1", RepairWithheld),
         Contract("RepairValidated", "1.1", RepairValidated),
         Contract("ValidationFailed", "1.1", ValidationFailed),
-        Contract("Published", "1.0", Published),
+        Contract("Published", "1.1", Published),
     )
 }
 
@@ -102,20 +106,28 @@ def all_topics() -> list[str]:
 
 def contract_of_document(document: dict[str, Any]) -> Contract:
     """The contract an event document's metadata names, checking the major version."""
-    meta = EventMeta.model_validate(document.get("meta"))
+    meta = EventMeta.model_validate(document.get("meta"), extra="ignore")  # the event's own validation is exact
     contract = contract_for(meta.event_type)
     if meta.event_version.split(".")[0] != str(contract.major):
         raise UnknownEventType(f"{meta.event_type} v{meta.event_version} has no contract (have v{contract.version})")
     return contract
 
 
+def minor_difference(event_version: str, contract: Contract) -> int:
+    """How many minors the event is ahead of (positive) or behind (negative) the reader's contract."""
+    return int(event_version.split(".")[1]) - int(contract.version.split(".")[1])
+
+
 def parse_event(document: dict[str, Any], raw: bytes | None = None) -> Event[Any]:
     """Validate an event against the contract its metadata names.
 
-    Pass the raw JSON too when there is one: models that are strict about tuples accept JSON arrays only
-    in JSON mode, and it is faster.
+    An event of a newer minor is read tolerantly: the optional fields the reader does not know are ignored
+    (everywhere in the event, nested models too). Pass the raw JSON too when there is one: models that are
+    strict about tuples accept JSON arrays only in JSON mode, and it is faster.
     """
     contract = contract_of_document(document)
+    newer = minor_difference(document["meta"]["event_version"], contract) > 0  # checked by contract_of_document
+    extra = "ignore" if newer else None
     if raw is not None:
-        return contract.event_model.model_validate_json(raw)
-    return contract.event_model.model_validate(document)
+        return contract.event_model.model_validate_json(raw, extra=extra)
+    return contract.event_model.model_validate(document, extra=extra)

@@ -54,7 +54,7 @@ def _flag(name: str, default: bool) -> bool:
 
 
 PUBLISH_MODES = ("fixture", "live")
-PUBLISH_CHANNELS = ("github", "datahub")
+PUBLISH_CHANNELS = ("github", "datahub", "slack", "webhook")
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,8 @@ class Settings:
     """An append-only JSON-lines file (a WORM mount, say) that receives every sealed checkpoint."""
     mcl_start: StartPolicy = LATEST
     """Where DataHub's MCL consumer starts on a partition it never read (``libs/bus/start_policy.py``)."""
+    stuck_after_s: float = 900.0
+    """An unfinished incident whose last event is older than this counts as stuck (``modelguard_incidents_stuck``)."""
     datahub_kafka: KafkaConnection | None = None
     """DataHub's Kafka, where the MCL topics are (``MODELGUARD_DATAHUB_KAFKA_*``); None: the bus."""
 
@@ -233,6 +235,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         if os.environ.get("MODELGUARD_LEDGER_HEAD_LOG")
         else None,
         mcl_start=_start_policy("MODELGUARD_MCL_START"),
+        stuck_after_s=_positive("MODELGUARD_STUCK_AFTER_S", 900.0),
     )
 
 

@@ -14,15 +14,17 @@ from aiokafka.errors import KafkaError
 from libs.bundle.load import BundleError, is_bundle
 from libs.policy import PolicyError
 from libs.settings import Settings, SettingsError, load_settings
+from libs.version import MODELGUARD_VERSION
+from modelguard.exit_codes import FAILURE, INTERRUPTED, OK, USAGE, exit_code_lines
 
 if TYPE_CHECKING:
     from libs.bundle.load import Bundle
     from libs.events.codec import SignedEvent
     from libs.ledger import LedgerStore
 
-EXIT_FAILURE = 1
+EXIT_FAILURE = FAILURE
 """Something outside the input failed: the broker, the database, a file that cannot be read."""
-EXIT_USAGE = 2
+EXIT_USAGE = USAGE
 """Bad input: a flag, a bundle, a YAML or CSV file, a home where nothing has run."""
 
 
@@ -36,6 +38,7 @@ BAD_INPUT = (CliError, BundleError, PolicyError)
 def _stack(args: argparse.Namespace) -> int:
     import os
 
+    from modelguard.health_ports import metrics_url
     from modelguard.stack import stack_down, stack_status, stack_up
 
     settings = load_settings()
@@ -49,15 +52,17 @@ def _stack(args: argparse.Namespace) -> int:
         status = stack_status(settings)
         if not status:
             print("no stack")
-            return 1
+            return FAILURE
         for name, service in status.items():
             line = f"{name:10} {'running' if service.running else 'STOPPED':8} pid {service.pid or '-'}"
             if name not in ("supervisor", "broker"):
                 exited = f", last exit {service.last_exit}" if service.last_exit is not None else ""
                 line += f"  restarts {service.restarts}{exited}"
+            if service.health_port is not None:
+                line += f"  metrics {metrics_url(service.health_port)}"
             print(line)
-        return 0 if all(service.running for service in status.values()) else 1
-    return 0
+        return OK if all(service.running for service in status.values()) else FAILURE
+    return OK
 
 
 def _submit(args: argparse.Namespace) -> int:
@@ -74,7 +79,7 @@ def _submit(args: argparse.Namespace) -> int:
         events = wait_for_run(settings, reported, args.timeout)
         for e in events:
             print(f"  {e.event.meta.event_type:22} {e.event.meta.producer:10} {e.event.meta.occurred_at.isoformat()}")
-    return 0
+    return OK
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -98,7 +103,7 @@ def _verify(args: argparse.Namespace) -> int:
     for finding in audit.findings:
         print(f"  {finding}")
     print("verified" if audit.ok else f"FAILED: {len(audit.findings)} finding(s)")
-    return 0 if audit.ok else 1
+    return OK if audit.ok else FAILURE
 
 
 def _incidents(args: argparse.Namespace) -> int:
@@ -111,11 +116,34 @@ def _incidents(args: argparse.Namespace) -> int:
     if args.action == "list":
         for incident_id, p in sorted(projections.items()):
             print(f"{incident_id}  {p.status:18} {p.event_count:3} events  {p.model_urn}")
-        return 0
+        return OK
     if args.incident not in projections:
         raise CliError(f"no incident {args.incident} in the ledger")
     print(json.dumps(projections[args.incident].model_dump(mode="json"), indent=2))
-    return 0
+    return OK
+
+
+def _policy(args: argparse.Namespace) -> int:
+    from libs.model_policies.pins import PINS_FILE, PolicyPins
+
+    settings = load_settings()
+    path = settings.state_dir("detector") / PINS_FILE
+    if not path.exists():
+        raise CliError(f"no pinned policies: {path} does not exist (no model has submitted one)")
+    pins = PolicyPins(path)
+    try:
+        if args.action == "pins":
+            for pin in pins.all():
+                print(f"{pin.model_urn}  sha256:{pin.digest[:12]}  pinned {pin.pinned_at}")
+            return OK
+        if not args.model_urn:
+            raise CliError("policy unpin needs the model's URN (see: modelguard policy pins)")
+        if not pins.unpin(args.model_urn):
+            raise CliError(f"{args.model_urn} has no pinned policy")
+        print(f"unpinned {args.model_urn}: its CI's next submitted policy is pinned")
+        return OK
+    finally:
+        pins.close()
 
 
 def _emit_mcl(args: argparse.Namespace) -> int:
@@ -152,7 +180,7 @@ def _emit_mcl(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     emit_change(mcl_connection(settings, read_state(settings.home)), args.topic, data, urn)
     print(f"emitted a {len(data)}-byte MCL for {urn} to {args.topic} (schema id {schema_id})")
-    return 0
+    return OK
 
 
 def _require_sandbox() -> None:
@@ -211,7 +239,7 @@ def _exit(args: argparse.Namespace, settings: Settings, bundle: Bundle, summary:
         return int(summary["exit_code"])
     result = ci_policy_for(settings, bundle).result_for(summary["outcome"])
     print(f"{bundle.name}: CI {result} ({summary['outcome']}, by the central policy's ci.outcomes)")
-    return 0 if result == "pass" else int(summary["exit_code"]) or 1
+    return OK if result == "pass" else int(summary["exit_code"]) or FAILURE
 
 
 def _log_environments() -> None:
@@ -228,9 +256,15 @@ def _log_environments() -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     from modelguard.demo import run_demo
+    from modelguard.demo_home import UsedHome, demo_home
 
+    out = Path(args.out)
+    try:
+        home = demo_home(out)
+    except UsedHome as exc:
+        raise CliError(str(exc)) from exc
     _require_sandbox()
-    return run_demo(Path(args.out))
+    return run_demo(out, home)
 
 
 DIAGNOSIS_SOURCES = ("fixtures/scenarios", "fixtures/repos")
@@ -296,7 +330,7 @@ def _verify_attestation(args: argparse.Namespace) -> int:
     ledger = None if args.offline else reachable_ledger(settings.ledger_url)
     report = check_attestation(path.read_bytes(), str(path), KeyRegistry.load(keys), ledger, args.ledger, envelopes)
     print("\n".join(report.lines))
-    return 0 if report.ok else 1
+    return OK if report.ok else FAILURE
 
 
 def _registry(settings: Settings):  # type: ignore[no-untyped-def]
@@ -339,7 +373,7 @@ def _replay(args: argparse.Namespace) -> int:
     target = settings.home / PROJECTIONS_FILE
     write_projections(target, projections_document(projections, position))
     print(f"wrote {len(projections)} incident projection(s), ledger position {position}, to {target}")
-    return 0
+    return OK
 
 
 def _rerun(args: argparse.Namespace) -> int:
@@ -364,7 +398,7 @@ def _rerun(args: argparse.Namespace) -> int:
     failed = [r for r in rows if r.failed]
     rerun = [r for r in rows if not r.skipped]
     print(f"{len(rerun) - len(failed)} of {len(rerun)} re-run phase outputs reproduce their logged digest")
-    return 1 if failed else 0
+    return FAILURE if failed else OK
 
 
 def _republish(args: argparse.Namespace) -> int:
@@ -380,7 +414,7 @@ def _republish(args: argparse.Namespace) -> int:
     registry = _registry(settings)
     if args.dry_run:
         print("\n".join(resend_lines(unfinished_last_events(store, registry, args.incident), sent=False)))
-        return 0
+        return OK
     if args.wait < 0:
         raise CliError("--wait takes a number of seconds, 0 or more")
     state = read_state(settings.home)
@@ -402,24 +436,66 @@ def _republish(args: argparse.Namespace) -> int:
         print(f"moved on: {len(result.moved)} of {len(result.rounds[0])} incident(s) within {args.wait:g}s")
         for incident, event_type in sorted(result.waiting.items()):
             print(f"{incident}  still at {event_type}: a phase may still be working; run republish again later")
-    return 0 if not result.waiting else 1
+    return OK if not result.waiting else FAILURE
+
+
+def _command(sub: Any, name: str, summary: str, details: str = "") -> argparse.ArgumentParser:
+    """A subcommand whose one-line ``summary`` shows in ``modelguard --help`` and, with ``details`` (what it exits
+    with), heads its own ``--help``."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=f"{summary[0].upper()}{summary[1:]}." + (f" {details}" if details else ""),
+    )
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="modelguard", description=__doc__)
-    sub = root.add_subparsers(dest="command", required=True)
-    stack = sub.add_parser("stack", help="the embedded stack: broker and seven services")
-    stack.add_argument("action", choices=["up", "down", "status"])
+    root = argparse.ArgumentParser(
+        prog="modelguard",
+        description=__doc__,
+        epilog='exit codes (every command; README, "Exit codes"):\n' + "\n".join(exit_code_lines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    root.add_argument("--version", action="version", version=f"modelguard {MODELGUARD_VERSION}")
+    sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    stack = _command(
+        sub,
+        "stack",
+        "the embedded stack: broker and seven services under a supervisor, in MODELGUARD_HOME",
+        "status exits 1 when a service is not running, and prints each service's /metrics address.",
+    )
+    stack.add_argument(
+        "action",
+        choices=["up", "down", "status"],
+        help="up: start it; down: stop it; status: pid, restarts, last exit and metrics address per service",
+    )
     stack.set_defaults(run=_stack)
-    submit = sub.add_parser("submit", help="evaluate a bundle like the model's CI and report it to the stack")
-    submit.add_argument("--bundle", default="fixtures/scenarios/churn-monthly-spend")
-    submit.add_argument("--run-id")
-    submit.add_argument("--pull-request", type=int)
-    submit.add_argument("--wait", action="store_true")
-    submit.add_argument("--timeout", type=float, default=600.0)
+    submit = _command(
+        sub,
+        "submit",
+        "evaluate a bundle like the model's CI and report it to the running stack",
+        "Exit 0 once submitted (with --wait, once the run has finished), 1 when the stack cannot be reached.",
+    )
+    submit.add_argument(
+        "--bundle",
+        default="fixtures/scenarios/churn-monthly-spend",
+        metavar="DIR",
+        help="the bundle folder (docs/scenarios.md; default: %(default)s)",
+    )
+    submit.add_argument("--run-id", help="the CI run's id (default: local-<unix time>); a retry is a new run id")
+    submit.add_argument("--pull-request", type=int, metavar="N", help="the pull request the publication comments on")
+    submit.add_argument("--wait", action="store_true", help="wait until the run's last event is in the ledger")
+    submit.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="with --wait: seconds (default: %(default)s)"
+    )
     submit.set_defaults(run=_submit)
-    verify = sub.add_parser("verify", help="check every hash, signature and causation link in the ledger")
-    verify.add_argument("incident", nargs="?")
+    verify = _command(
+        sub,
+        "verify",
+        "check every hash, signature and causation link in the ledger, or an attestation with --attestation",
+        "One line per finding, naming its incident; exit 1 on any finding.",
+    )
+    verify.add_argument("incident", nargs="?", help="only this incident (default: the whole ledger)")
     verify.add_argument("--attestation", metavar="FILE", help="check a signed attestation offline with the public keys")
     verify.add_argument(
         "--keys", metavar="REGISTRY_JSON", help="public keys (default: $MODELGUARD_HOME/keys/registry.json)"
@@ -437,60 +513,99 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--ledger", action="store_true", help="with --attestation: require the ledger cross-check")
     verify.add_argument("--offline", action="store_true", help="with --attestation: never consult the ledger")
     verify.set_defaults(run=_verify_or_attest)
-    replay = sub.add_parser("replay", help="rebuild every incident's projection from the ledger and write them")
+    replay = _command(
+        sub,
+        "replay",
+        "rebuild every incident's projection from the ledger, print them, write $MODELGUARD_HOME/projections.json",
+    )
     replay.set_defaults(run=_replay)
-    rerun = sub.add_parser("rerun", help="re-execute an incident's deterministic phases from the log, compare digests")
-    rerun.add_argument("incident")
+    rerun = _command(
+        sub,
+        "rerun",
+        "re-execute an incident's deterministic phases from the log and compare payload digests",
+        "Publishes nothing; exit 1 on a mismatch.",
+    )
+    rerun.add_argument("incident", help="the incident id (see: modelguard incidents list)")
     rerun.add_argument("--run", dest="run_id", metavar="RUN_ID", help="only the phases of this CI run")
     rerun.set_defaults(run=_rerun)
-    republish = sub.add_parser("republish", help="re-send the last event of unfinished incidents (broker loss)")
+    republish = _command(
+        sub,
+        "republish",
+        "re-send the last event of unfinished incidents (recovery after a broker loss)",
+        "Exit 1 when an incident has not moved on within --wait.",
+    )
     republish.add_argument("--incident", help="only this incident")
     republish.add_argument("--dry-run", action="store_true", help="say what would be re-sent, send nothing")
     republish.add_argument(
         "--wait",
         type=float,
         default=120.0,
+        metavar="S",
         help="seconds to watch each incident move on, re-sending those that do not (0: send once); exit 1 when "
-        "one has not moved by then",
+        "one has not moved by then (default: %(default)s)",
     )
     republish.set_defaults(run=_republish)
-    incidents = sub.add_parser("incidents", help="incidents rebuilt from the ledger by replay")
-    incidents.add_argument("action", choices=["list", "show"])
-    incidents.add_argument("incident", nargs="?")
+    incidents = _command(sub, "incidents", "incidents rebuilt from the ledger by replay")
+    incidents.add_argument("action", choices=["list", "show"], help="list: one line each; show: one as JSON")
+    incidents.add_argument("incident", nargs="?", help="with show: the incident id")
     incidents.set_defaults(run=_incidents)
-    emit = sub.add_parser("emit-mcl", help="put an upstream change on DataHub's MCL topic, as DataHub would")
+    policy = _command(
+        sub,
+        "policy",
+        "the policies models' CI submitted, pinned by the detector",
+        "Exit 2 when nothing is pinned or the model has no pin.",
+    )
+    policy.add_argument("action", choices=["pins", "unpin"], help="pins: list them; unpin: remove a model's pin")
+    policy.add_argument("model_urn", nargs="?", help="unpin: the model's DataHub URN")
+    policy.set_defaults(run=_policy)
+    emit = _command(sub, "emit-mcl", "put an upstream change on DataHub's MCL topic, encoded as DataHub does")
     emit.add_argument("change", help="a change file, e.g. fixtures/scenarios/*/datahub/changes/*.yaml")
-    emit.add_argument("--topic", default="MetadataChangeLog_Versioned_v1")
-    emit.add_argument("--schema-id", type=int, help="default: from MODELGUARD_SCHEMA_REGISTRY_URL, else any")
+    emit.add_argument("--topic", default="MetadataChangeLog_Versioned_v1", help="the topic (default: %(default)s)")
+    emit.add_argument(
+        "--schema-id", type=int, metavar="N", help="default: from MODELGUARD_SCHEMA_REGISTRY_URL, else the SDK's"
+    )
     emit.set_defaults(run=_emit_mcl)
-    inv = sub.add_parser(
+    inv = _command(
+        sub,
         "investigate",
-        help="the whole pipeline on one bundle in this process, no broker; exit code per outcome (docs/scenarios.md)",
+        "the whole pipeline on one bundle in this process, no broker",
+        "Exit 0 gate_passed, 10 repair_validated, 11 repair_withheld, 12 validation_failed, 13 no_code_repair, "
+        "14 abstained, 15 environment_failed (docs/scenarios.md); with --ci, 0 when the central policy passes "
+        "the outcome.",
     )
     inv.add_argument("bundle", help="a bundle folder (docs/scenarios.md)")
     inv.add_argument("--out", required=True, help="folder for summary.json, the events, the report and the patch")
-    inv.add_argument("--run-id")
-    inv.add_argument("--pull-request", type=int)
+    inv.add_argument("--run-id", help="the CI run's id (default: local-<unix time>)")
+    inv.add_argument("--pull-request", type=int, metavar="N", help="the pull request the incident is about")
     inv.add_argument(
         "--ci",
         action="store_true",
         help="exit by the central policy's ci.outcomes: 0 when it passes the outcome, else the outcome's code",
     )
     inv.set_defaults(run=_investigate)
-    demo = sub.add_parser("demo", help="the churn incident end to end on the embedded stack")
-    demo.add_argument("--out", default="out/demo")
+    demo = _command(
+        sub,
+        "demo",
+        "the churn incident end to end on the embedded stack, then a CI retry and an upstream change",
+        "The stack's home is $MODELGUARD_HOME when set (it must not have been used: exit 2), else OUT/stack. "
+        "Exit 1 when the ledger or the attestation does not verify or the retry was not a no-op.",
+    )
+    demo.add_argument("--out", default="out/demo", help="folder for summary.json (default: %(default)s)")
     demo.set_defaults(run=_demo)
-    bench = sub.add_parser(
+    bench = _command(
+        sub,
         "bench",
-        help="pipeline: synthetic incidents through the stack; chaos: the same with services killed; "
-        "broker-restart: the broker lost mid-flight; environment: a workspace environment built cold and cached; "
-        "diagnosis DIR: accuracy over bundles",
+        "benchmarks: pipeline, chaos, broker-restart, environment, diagnosis",
+        "pipeline: synthetic incidents through the stack; chaos: the same with services killed; broker-restart: "
+        "the broker lost mid-flight; environment: a workspace environment built cold and cached; diagnosis DIR: "
+        "accuracy over bundles. Exit 1 when a run lost or duplicated an incident or a bundle failed.",
     )
     bench.add_argument(
         "target",
         nargs="?",
         choices=["pipeline", "chaos", "broker-restart", "diagnosis", "environment"],
         default="pipeline",
+        help="which benchmark (default: %(default)s)",
     )
     bench.add_argument(
         "folder",
@@ -513,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except BAD_INPUT as exc:
         print(f"modelguard {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE

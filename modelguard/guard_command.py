@@ -19,10 +19,12 @@ from libs.patch_guard.guard import GuardRequest, check_patch
 from libs.patch_guard.policy import GuardPolicyError, central_policy_path, effective_policy, load_central_policy
 from libs.patch_guard.report import GuardReport, human_lines
 from libs.patch_guard.workspace_config import WorkspaceConfigError, WorkspaceRepairConfig, load_workspace_config
+from modelguard import exit_codes
 
-EXIT_ACCEPTED = 0
-EXIT_UNREADABLE = 1
-EXIT_REFUSED = 3
+EXIT_ACCEPTED = exit_codes.OK
+EXIT_UNREADABLE = exit_codes.USAGE
+"""An input that cannot be read is bad input, as for every other command."""
+EXIT_REFUSED = exit_codes.REFUSED
 BUNDLE_FILE = "bundle.yaml"
 
 
@@ -33,7 +35,11 @@ class GuardInputError(Exception):
 def add_guard_parser(sub: Any) -> None:
     """Register ``guard`` on the ``modelguard`` subparsers."""
     guard = sub.add_parser(
-        "guard", help="check a patch against the patch-guard policy; exit 0 accepted, 3 refused (docs/patch-guard.md)"
+        "guard",
+        help="check a patch against the patch-guard policy; exit 0 accepted, 3 refused, 2 an input that cannot be read "
+        "(docs/patch-guard.md)",
+        description="Check a patch against the patch-guard policy (docs/patch-guard.md): paths, protected files, "
+        "sizes, forbidden constructs on the AST. Exit 0 accepted, 3 refused, 2 an input that cannot be read.",
     )
     guard.add_argument("patch_file", metavar="PATCH_FILE", help="a unified diff ('-' for standard input)")
     guard.add_argument("--workspace", required=True, metavar="DIR", help="the model repository the patch is for")

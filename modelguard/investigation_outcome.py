@@ -10,16 +10,7 @@ from typing import Any
 
 from libs.events.codec import SignedEvent
 from libs.events.outcome import IncompleteInvestigation, last_payload, outcome_of
-
-OUTCOME_EXIT_CODES = {
-    "gate_passed": 0,
-    "repair_validated": 10,
-    "repair_withheld": 11,
-    "validation_failed": 12,
-    "no_code_repair": 13,
-    "abstained": 14,
-    "environment_failed": 15,
-}
+from modelguard.exit_codes import OUTCOME_EXIT_CODES
 
 
 def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[str, Any]:

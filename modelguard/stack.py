@@ -25,6 +25,7 @@ from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import provision_keys
+from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port
 
 SERVICES = ("ledger", "detector", "context", "diagnoser", "repairer", "validator", "publisher")
 CLIENTS = ("reporter",)
@@ -46,6 +47,8 @@ class StackState:
     restarts: dict[str, int] = field(default_factory=dict)
     exits: dict[str, list[int]] = field(default_factory=dict)
     """Exit codes per service, newest last (negative: the signal that killed it)."""
+    health_ports: dict[str, int] = field(default_factory=dict)
+    """Each service's loopback port for /healthz, /readyz and /metrics."""
 
     def to_json(self) -> str:
         return json.dumps(
@@ -56,6 +59,7 @@ class StackState:
                 "services": self.services,
                 "restarts": self.restarts,
                 "exits": self.exits,
+                "health_ports": self.health_ports,
             },
             indent=2,
         )
@@ -77,6 +81,7 @@ def read_state(home: Path) -> StackState | None:
         supervisor_pid=document.get("supervisor_pid"),
         restarts=dict(document.get("restarts") or {}),
         exits={name: list(codes) for name, codes in (document.get("exits") or {}).items()},
+        health_ports={name: int(port) for name, port in (document.get("health_ports") or {}).items()},
     )
 
 
@@ -177,7 +182,7 @@ def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None
 
 def start_service(name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
     (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
-    return _spawn(["-m", f"services.{name}.main"], name, settings, env)
+    return _spawn(["-m", f"services.{name}.main"], name, settings, with_health_port(env, name))
 
 
 def start_supervisor(
@@ -255,6 +260,7 @@ def stack_up(
         owns_broker = True
     asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
+    env[HEALTH_PORTS_ENV] = json.dumps(free_ports(services))
     if broker_pid is not None:
         embedded_broker_environment(settings, env)
     for name in services:
@@ -302,6 +308,7 @@ class ServiceStatus:
     pid: int | None
     restarts: int
     last_exit: int | None
+    health_port: int | None = None
 
 
 def stack_status(settings: Settings) -> dict[str, ServiceStatus]:
@@ -310,7 +317,13 @@ def stack_status(settings: Settings) -> dict[str, ServiceStatus]:
     if state is None:
         return {}
     status = {
-        name: ServiceStatus(pid_alive(pid), pid, state.restarts.get(name, 0), (state.exits.get(name) or [None])[-1])
+        name: ServiceStatus(
+            pid_alive(pid),
+            pid,
+            state.restarts.get(name, 0),
+            (state.exits.get(name) or [None])[-1],
+            state.health_ports.get(name),
+        )
         for name, pid in state.services.items()
     }
     status["supervisor"] = ServiceStatus(pid_alive(state.supervisor_pid), state.supervisor_pid, 0, None)

@@ -21,9 +21,23 @@ def _of_run(events: list[SignedEvent], run_id: str) -> list[SignedEvent]:
     return [e for e in events if getattr(e.event.payload, "run_id", None) == run_id]
 
 
+ASSERTION_RUN = "datahub-assertion-run"
+"""The gate's run for one evaluation: created once per CI run, so a repeat run creates one and publishes nothing
+else."""
+
+
+def publication_kind(channel: str, identifier: str) -> str:
+    """What a channel result is about: `github`, `datahub` (incidents), the gate's assertion or one of its runs."""
+    if channel == "datahub" and identifier.startswith("urn:li:assertion:"):
+        return ASSERTION_RUN if "#run=" in identifier else "datahub-assertion"
+    return channel
+
+
 def publication_statuses(events: list[SignedEvent], run_id: str) -> dict[str, str]:
     published = last_payload(_of_run(events, run_id), "Published")
-    return {c.channel: c.status for c in published.channels} if published else {}
+    if not published:
+        return {}
+    return {publication_kind(c.channel, c.identifier): c.status for c in published.channels}
 
 
 def timings(events: list[SignedEvent], run_id: str) -> dict[str, Any]:

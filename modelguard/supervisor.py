@@ -15,6 +15,7 @@ import time
 from types import FrameType
 
 from libs.settings import load_settings
+from modelguard.health_ports import health_ports_from
 from modelguard.stack import StackState, start_service, terminate, write_state
 from modelguard.supervision import RestartPolicy, ServiceRecord
 
@@ -83,6 +84,7 @@ class Supervisor:
                 supervisor_pid=os.getpid(),
                 restarts={record.name: record.restarts for record in records},
                 exits={record.name: record.exits for record in records if record.exits},
+                health_ports=health_ports_from(self.env),
             ),
         )
 

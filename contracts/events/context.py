@@ -28,3 +28,8 @@ class UpstreamRiskDetected(Frozen):
     change_summary: str
     change_fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
     affected: list[AffectedModel]
+    source_urn: str | None = Field(
+        default=None,
+        description="since 1.1: the DataHub entity that reported the change, when it is not the asset itself: the "
+        "failed assertion (assertion_failed) or the raised incident (incident_raised)",
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from contracts.common import ArtifactRef, Frozen
 
 ChannelStatus = Literal["created", "updated", "noop", "failed", "skipped"]
@@ -18,9 +20,24 @@ class ChannelResult(Frozen):
     dry_run: bool
 
 
+NotificationStatus = Literal["sent", "noop", "failed"]
+
+
+class NotificationResult(Frozen):
+    """One notification of an incident's state: sent once per (incident, state, channel); `noop` when it was."""
+
+    channel: Literal["slack", "webhook"]
+    status: NotificationStatus
+    state: str
+    target: str = Field(description="where it went, without credentials: the webhook's host")
+    content_digest: str
+    dry_run: bool
+
+
 class Published(Frozen):
     run_id: str | None
     outcome: str
     source_event_type: str
     channels: list[ChannelResult]
     attestation: ArtifactRef | None = None
+    notifications: list[NotificationResult] = Field(default_factory=list, description="since 1.1")

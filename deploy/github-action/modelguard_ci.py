@@ -10,8 +10,8 @@ them), and with --wait polls the verdict.
 
 Exit codes: 0 the central policy passes the outcome (or not waiting); 1 it fails it; 2 a bad input (one line);
 3 no verdict before the timeout; 4 a service dead-lettered the run's input (the reason is printed);
-5 the run is stuck (nothing happened for the detector's stuck time); 6 ModelGuard refused the report or could
-not be reached.
+5 the run is stuck (nothing happened for the detector's stuck time); 6 ModelGuard refused the report or the
+model's policy (--policy-file), or could not be reached.
 """
 
 from __future__ import annotations
@@ -71,19 +71,39 @@ def _request(url: str, method: str, token: str, body: bytes | None = None, conte
         raise ServerFailure(f"{method} {url} failed: {getattr(exc, 'reason', exc)}") from None
 
 
-def _git_archive(repository: Path, commit: str) -> tuple[str, bytes]:
-    def git(*args: str) -> bytes:
-        try:
-            done = subprocess.run(["git", *args], cwd=repository, capture_output=True, check=False)
-        except OSError as exc:
-            raise BadInput(f"cannot run git in {repository}: {exc.strerror or exc}") from None
-        if done.returncode != 0:
-            said = " ".join(done.stderr.decode(errors="replace").split())
-            raise BadInput(f"git {' '.join(args)}: {said}")
-        return done.stdout
+def _git(repository: Path, *args: str, missing_ok: bool = False) -> bytes | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=repository, capture_output=True, check=False)
+    except OSError as exc:
+        raise BadInput(f"cannot run git in {repository}: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        if missing_ok:
+            return None
+        said = " ".join(done.stderr.decode(errors="replace").split())
+        raise BadInput(f"git {' '.join(args)}: {said}")
+    return done.stdout
 
-    sha = git("rev-parse", "--verify", f"{commit}^{{commit}}").decode().strip()
-    return sha, git("archive", "--format=tar", sha)
+
+def _git_archive(repository: Path, commit: str) -> tuple[str, bytes]:
+    sha = (_git(repository, "rev-parse", "--verify", f"{commit}^{{commit}}") or b"").decode().strip()
+    return sha, _git(repository, "archive", "--format=tar", sha) or b""
+
+
+def model_policy(args: argparse.Namespace) -> tuple[str, bytes] | None:
+    """The model's policy file as the base commit has it (what was reviewed and merged), else as the candidate
+    adds it (the pull request that onboards the model); None without --policy-file. A pull request's own edit of
+    an existing policy is never what is sent: ModelGuard pins the first policy it accepts."""
+    if not args.policy_file:
+        return None
+    path = args.policy_file.strip().lstrip("/")
+    if not path or ".." in Path(path).parts:
+        raise BadInput(f"--policy-file must be a path inside the repository, got {args.policy_file!r}")
+    repository = Path(args.repository_path)
+    for revision in (args.base, args.candidate):
+        found = _git(repository, "show", f"{revision}:{path}", missing_ok=True)
+        if found is not None:
+            return revision, found
+    raise BadInput(f"--policy-file: {path} is in neither the base nor the candidate commit")
 
 
 def _upload(base_url: str, token: str, data: bytes, media_type: str) -> dict[str, Any]:
@@ -281,6 +301,11 @@ def _parser() -> _Parser:
     parser.add_argument("--baseline-metrics", default="", help="self-reported only: JSON file, metric -> number")
     parser.add_argument("--candidate-metrics", default="", help="self-reported only: JSON file, metric -> number")
     parser.add_argument("--evaluation-command", required=True, help="JSON array, YAML list, or a plain string")
+    parser.add_argument(
+        "--policy-file",
+        default="",
+        help="the model's ModelGuard policy in the repository (name, gate, workspace), sent from the base commit",
+    )
     parser.add_argument("--run-id", required=True)
     parser.add_argument("--pull-request", default="")
     parser.add_argument("--wait", action="store_true")
@@ -308,7 +333,13 @@ def main(argv: list[str]) -> int:
         token = os.environ.get("MODELGUARD_TOKEN", "")
         if not token:
             raise BadInput("MODELGUARD_TOKEN is not set")
+        policy = model_policy(args)
         body = report_body(args, lambda data, media_type: _upload(args.url, token, data, media_type))
+        if policy is not None:
+            revision, text = policy
+            sent = json.dumps({"model_urn": args.model_urn, "policy": text.decode("utf-8", errors="replace")})
+            answer = _request(f"{args.url}/model-policies", "POST", token, sent.encode(), "application/json")
+            print(f"modelguard: policy {args.policy_file} of {revision[:12]}: {answer['status'].replace('_', ' ')}")
         accepted = _request(f"{args.url}/evaluations", "POST", token, json.dumps(body).encode(), "application/json")
         print(f"modelguard: reported run {accepted['run_id']} of incident {accepted['incident_id']}")
         _output("incident-id", accepted["incident_id"])

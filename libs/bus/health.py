@@ -1,4 +1,5 @@
-"""A service's health endpoint for probes: `GET /healthz` (alive) and `GET /readyz` (consuming).
+"""A service's health endpoint for probes: `GET /healthz` (alive) and `GET /readyz` (consuming); and `GET /metrics`,
+the service's Prometheus metrics (``libs/bus/prometheus.py``), when it has any.
 
 A tiny HTTP server on its own thread, on `MODELGUARD_HEALTH_PORT` (off when unset or 0). Alive means the
 service's event loop has beaten recently (handlers run on worker threads, so a long handler does not stop
@@ -41,9 +42,17 @@ async def beat_forever(state: HealthState, every_s: float = 5.0) -> None:
         await asyncio.sleep(every_s)
 
 
-def _handler_for(state: HealthState) -> type[BaseHTTPRequestHandler]:
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+Exposition = Callable[[], bytes]
+"""The metrics in Prometheus's text format, made at each scrape."""
+
+
+def _handler_for(state: HealthState, metrics: Exposition | None = None) -> type[BaseHTTPRequestHandler]:
     class Probe(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if self.path == "/metrics" and metrics is not None:
+                self._send(200, metrics(), PROMETHEUS_TEXT)
+                return
             checks = {"/healthz": state.alive, "/readyz": state.alive and state.ready}
             if self.path not in checks:
                 self._answer(404, "not found")
@@ -51,9 +60,11 @@ def _handler_for(state: HealthState) -> type[BaseHTTPRequestHandler]:
                 self._answer(200, "ok") if checks[self.path] else self._answer(503, "not ready")
 
         def _answer(self, status: int, text: str) -> None:
-            body = (text + "\n").encode()
+            self._send(status, (text + "\n").encode(), "text/plain; charset=utf-8")
+
+        def _send(self, status: int, body: bytes, content_type: str) -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -65,8 +76,8 @@ def _handler_for(state: HealthState) -> type[BaseHTTPRequestHandler]:
 
 
 class HealthServer:
-    def __init__(self, state: HealthState, port: int, host: str = "0.0.0.0") -> None:
-        self._server = ThreadingHTTPServer((host, port), _handler_for(state))
+    def __init__(self, state: HealthState, port: int, host: str = "0.0.0.0", metrics: Exposition | None = None) -> None:
+        self._server = ThreadingHTTPServer((host, port), _handler_for(state, metrics))
         self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
 
     @property
@@ -91,8 +102,8 @@ def health_port() -> int | None:
     return int(raw)
 
 
-def start_health_server(state: HealthState) -> HealthServer | None:
+def start_health_server(state: HealthState, metrics: Exposition | None = None) -> HealthServer | None:
     port = health_port()
     if port is None:
         return None
-    return HealthServer(state, port, os.environ.get(HEALTH_HOST_ENV, "0.0.0.0")).start()
+    return HealthServer(state, port, os.environ.get(HEALTH_HOST_ENV, "0.0.0.0"), metrics).start()

@@ -26,11 +26,13 @@ from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from opentelemetry import trace
+from prometheus_client.registry import Collector
 from pydantic import BaseModel
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
+from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import default_delivery_policy
 from libs.bus.external_input import ExternalInput, InputPosition, read_on_the_bus
@@ -38,11 +40,14 @@ from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.processed_inputs import ProcessedInputs
+from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
 from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
+from libs.observability.log_context import set_log_context
+from libs.observability.logging_setup import FASTSTREAM_LOGGER, configure_logging
 from libs.settings import Settings, SettingsError, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
 from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
@@ -107,6 +112,8 @@ class ServiceDefinition:
     external: tuple[ExternalInput, ...] = ()
     timers: tuple[Timer, ...] = ()
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    collectors: tuple[Collector, ...] = ()
+    """The service's own Prometheus metrics, served on ``/metrics`` beside every service's (``libs/bus/prometheus``)."""
 
     @property
     def topics(self) -> list[str]:
@@ -117,6 +124,7 @@ def make_broker(
     settings: Settings,
     service: str,
     telemetry: ServiceTelemetry | None = None,
+    prometheus: ServicePrometheus | None = None,
     connection: KafkaConnection | None = None,
     client_id: str | None = None,
     consumer_only: bool = False,
@@ -125,6 +133,11 @@ def make_broker(
     and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka)."""
     telemetry = telemetry or service_telemetry(service, settings.trace_file)
     connection = connection or settings.kafka
+    middlewares: list[Any] = [
+        KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
+    ]
+    if prometheus is not None:
+        middlewares.append(prometheus.middleware())
     return KafkaBroker(
         connection.bootstrap,
         security=connection.security(),
@@ -132,10 +145,9 @@ def make_broker(
         consumer_only=consumer_only,
         enable_idempotence=settings.kafka_idempotence,
         max_request_size=MAX_MESSAGE_BYTES,
-        middlewares=[
-            KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
-        ],
+        middlewares=middlewares,
         graceful_timeout=GRACEFUL_TIMEOUT_S,
+        logger=logging.getLogger(FASTSTREAM_LOGGER),
     )
 
 
@@ -156,8 +168,9 @@ class ServiceRuntime:
         self.telemetry = service_telemetry(definition.name, settings.trace_file)
         self.metrics = ServiceMetrics(self.telemetry.meter_provider.get_meter("modelguard.bus"))
         self.health = HealthState()
+        self.prometheus = ServicePrometheus(definition.name, definition.collectors)
         self._background: list[asyncio.Task[None]] = []
-        self.broker = make_broker(settings, definition.name, self.telemetry)
+        self.broker = make_broker(settings, definition.name, self.telemetry, self.prometheus)
         self.external_broker: KafkaBroker | None = None
         """DataHub's Kafka, when it is not the bus (``Settings.mcl_on_the_bus``): the consumers of the external topics
         there only; what they lead to (first events, dead letters) is published on the bus."""
@@ -167,6 +180,7 @@ class ServiceRuntime:
                 settings,
                 definition.name,
                 self.telemetry,
+                self.prometheus,
                 connection=settings.mcl_kafka,
                 client_id=f"modelguard-{definition.name}-datahub",
                 consumer_only=True,
@@ -176,7 +190,11 @@ class ServiceRuntime:
         self._unreachable: set[str] = set()
         """The connections whose brokers do not answer (by name: ``bus``, ``datahub``); ready only when none."""
         self.app = FastStream(
-            *self.brokers, on_startup=[], after_startup=[self._announce_ready], on_shutdown=[self._going_down]
+            *self.brokers,
+            on_startup=[],
+            after_startup=[self._announce_ready],
+            on_shutdown=[self._going_down],
+            logger=logging.getLogger(FASTSTREAM_LOGGER),
         )
         self.broker.subscriber(
             *definition.topics,
@@ -255,6 +273,14 @@ class ServiceRuntime:
                 )
             )
         )
+        self._background.append(
+            asyncio.create_task(
+                sample_lag_forever(
+                    lambda: [getattr(sub, "consumer", None) for b in self.brokers for sub in b.subscribers],
+                    self.prometheus.consumer_lag,
+                )
+            )
+        )
         self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
 
@@ -306,6 +332,7 @@ class ServiceRuntime:
 
     async def dead_letter(self, raw: bytes, reason: str, detail: str, source: str, key: bytes | None) -> None:
         self.metrics.dead_lettered(reason)
+        self.prometheus.dead_lettered(reason)
         log.warning("dead-letter %s from %s: %s", reason, source, detail[:200])
         await self.broker.publish(
             raw,
@@ -337,12 +364,14 @@ class ServiceRuntime:
         source = f"{record.topic}/{record.partition}@{record.offset}"
         raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
         self.metrics.received(record.topic)
+        set_log_context(None, None)  # until the input is verified, its lines name no incident
         try:
             signed = open_envelope(raw, self.registry)
         except MalformedMessage as exc:
             await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
             return
         meta = signed.event.meta
+        set_log_context(meta.incident_id, getattr(signed.event.payload, "run_id", None))
         if meta.event_type not in self.definition.consumes:
             await self.dead_letter(raw, "unexpected-event-type", meta.event_type, source, record.key)
             return
@@ -380,7 +409,12 @@ class ServiceRuntime:
             await self.dead_letter(raw, "handler-error", detail, source, record.key)
             self.processed.mark(meta.event_id, [])
             return
-        self.metrics.handled(meta.event_type, time.perf_counter() - started, "ok")
+        elapsed = time.perf_counter() - started
+        self.metrics.handled(meta.event_type, elapsed, "ok")
+        produced = ", ".join(o.event.meta.event_type for o in outputs) or "nothing (recorded)"
+        log.info(
+            "%s handled %s %s in %.2f s: %s", self.definition.name, meta.event_type, meta.event_id, elapsed, produced
+        )
         for sealed in outputs:
             await self._publish(sealed)
         self.processed.mark(meta.event_id, [s.envelope_bytes for s in outputs])
@@ -392,6 +426,7 @@ class ServiceRuntime:
             raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
             position = InputPosition(record.topic, record.partition, record.offset)
             self.metrics.received(record.topic)
+            set_log_context(None, None)
             try:
                 firsts = await asyncio.to_thread(external.handle, raw, position)
             except RejectedInput as exc:
@@ -425,6 +460,13 @@ class ServiceRuntime:
 
     async def _publish_first(self, sealed: SignedEvent) -> None:
         """The first event of a new incident opens the incident's trace, linked to the message it came from."""
+        set_log_context(sealed.event.meta.incident_id, None)
+        log.info(
+            "%s opens incident %s: %s",
+            self.definition.name,
+            sealed.event.meta.incident_id,
+            sealed.event.meta.event_type,
+        )
         tracer = self.telemetry.tracer_provider.get_tracer("modelguard.bus")
         came_from = trace.get_current_span().get_span_context()
         with tracer.start_as_current_span(
@@ -490,15 +532,17 @@ def run_service(
     extend: Extension | None = None,
 ) -> None:
     """Run a service until it is stopped; `extend` may add to its app (the detector's HTTP ingestion)."""
-    logging.basicConfig(
-        level=os.environ.get("MODELGUARD_LOG_LEVEL", "INFO"),
-        format=f"%(asctime)s {definition.name} %(levelname)s %(name)s: %(message)s",
-    )
-    collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
-    runtime = ServiceRuntime(definition, settings, key, registry)
+    try:
+        configure_logging(definition.name)
+        collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
+        runtime = ServiceRuntime(definition, settings, key, registry)
+    except SettingsError as exc:  # MODELGUARD_LOG_FORMAT, an OTLP protocol: one line, not a trace
+        print(f"{definition.name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    runtime.telemetry.install()
     if extend is not None:
         extend(runtime)
-    health = start_health_server(runtime.health)
+    health = start_health_server(runtime.health, runtime.prometheus.exposition)
     try:
         asyncio.run(runtime.app.run())
     except KafkaConnectionError as exc:  # no broker at start: say so once and let the supervisor back off

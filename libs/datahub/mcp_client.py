@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,6 +23,8 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 
 MCP_PROVIDER = "mcp"
 _T = TypeVar("_T")
@@ -92,8 +95,12 @@ class McpToolSession:
         self._timeout_sec = timeout_sec
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        result = await self._client.call_tool(tool, arguments, read_timeout_seconds=self._timeout_sec)
-        return parse_tool_answer(tool, result)
+        """One tool call, as a span of the current trace (the MCP SDK's ``httpx2`` has no instrumentation)."""
+        tracer = trace.get_tracer("modelguard.datahub")
+        attributes = {"rpc.system": "mcp", "rpc.method": tool}
+        with tracer.start_as_current_span(f"datahub mcp {tool}", kind=SpanKind.CLIENT, attributes=attributes):
+            result = await self._client.call_tool(tool, arguments, read_timeout_seconds=self._timeout_sec)
+            return parse_tool_answer(tool, result)
 
 
 @asynccontextmanager
@@ -127,5 +134,5 @@ def run_blocking(work: Callable[[], Awaitable[_T]]) -> _T:
         asyncio.get_running_loop()
     except RuntimeError:
         return anyio.run(work)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-client") as pool:
-        return pool.submit(anyio.run, work).result()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-client") as pool:  # in this thread's context, so
+        return pool.submit(copy_context().run, anyio.run, work).result()  # its HTTP spans join the caller's trace

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope
-from contracts.registry import Event, UnknownEventType, parse_event
+from contracts.registry import Event, UnknownEventType, contract_for, minor_difference, parse_event
 from libs.canonical_json import canonical_bytes, sha256_hex, strict_loads
 from libs.signing.dsse import SignatureError, decode_payload, sign_envelope, verify_envelope
 from libs.signing.keys import KeyRegistry, SigningKey
@@ -80,6 +80,21 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
         raise MalformedMessage("unknown-event-type", str(exc)[:200]) from exc
     except ValidationError as exc:
         raise MalformedMessage("schema-violation", str(exc)[:300]) from exc
-    if event_bytes(event) != payload:
+    if _signed_form(event, event_document) != payload:
         raise MalformedMessage("non-canonical-payload", "payload is not the canonical JSON of its event")
     return SignedEvent(event, envelope, envelope_bytes(envelope), signer)
+
+
+def _signed_form(event: Event[Any], document: dict[str, Any]) -> bytes:
+    """What the payload must be, byte for byte, for the event as read.
+
+    Of the reader's own version: the canonical JSON of the typed event (one encoding per event). Of an older minor:
+    the same, less the fields its writer did not know (they took their defaults on reading). Of a newer minor: the
+    canonical JSON of the document itself, whose unknown fields the reader ignored; the fields it knows were
+    validated strictly all the same."""
+    ahead = minor_difference(event.meta.event_version, contract_for(event.meta.event_type))
+    if ahead == 0:
+        return event_bytes(event)
+    if ahead < 0:
+        return canonical_bytes(event.model_dump(mode="json", exclude_unset=True))
+    return canonical_bytes(document)

@@ -7,9 +7,9 @@ an incident's end the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from libs.events.codec import SignedEvent
+from contracts.registry import Event
 
 OUTCOMES = (
     "gate_passed",
@@ -27,13 +27,20 @@ class IncompleteInvestigation(RuntimeError):
     """The events end before any phase reached a final outcome."""
 
 
-def last_payload(events: Sequence[SignedEvent], event_type: str) -> Any:
+class CarriesEvent(Protocol):
+    """A signed event (``SignedEvent``), or a ledger row's event already verified when it was appended."""
+
+    @property
+    def event(self) -> Event[Any]: ...
+
+
+def last_payload(events: Sequence[CarriesEvent], event_type: str) -> Any:
     """The payload of the last event of ``event_type``, or None."""
     matching = [e.event.payload for e in events if e.event.meta.event_type == event_type]
     return matching[-1] if matching else None
 
 
-def outcome_of(events: Sequence[SignedEvent]) -> str:
+def outcome_of(events: Sequence[CarriesEvent]) -> str:
     if last_payload(events, "EvaluationPassed") is not None:
         return "gate_passed"
     if last_payload(events, "EnvironmentFailed") is not None:

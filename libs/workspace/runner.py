@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.observability.command_span import command_span, record_exit
 from libs.sandbox.limits import SandboxPolicy, default_sandbox_policy
 from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.remote.client import run_remote, runner_readiness
 from libs.sandbox.remote.protocol import RunnerTimedOut
 from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, require_sandbox, run_sandboxed
-from libs.settings import load_runner_settings
+from libs.settings import RunnerSettings, load_runner_settings
 from libs.workspace_env.failure import EnvironmentUnavailable
 from libs.workspace_env.resolve import declared, workspace_interpreter
 
@@ -101,21 +102,9 @@ def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: Sandbox
     policy = policy or default_sandbox_policy()
     policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
     runner = load_runner_settings()
-    if runner.url is None:
-        result = run_sandboxed(argv, Path(cwd), policy, environment=workspace_interpreter(Path(cwd)))
-    else:
-        declaration = declared(Path(cwd))
-        if declaration is not None:
-            raise EnvironmentUnavailable(
-                f"the revision declares its environment ({declaration.names}), and the workspace runner "
-                f"({runner.url}) does not build workspace environments yet",
-                declaration=declaration.names,
-            )
-        try:
-            result = run_remote(argv, Path(cwd), policy, runner)
-        except RunnerTimedOut as error:
-            note = f"{SANDBOX_NOTE} {error}\n"
-            raise CommandTimedOut(list(argv), policy.limits.wall_s, "", note, reason=str(error)) from error
+    with command_span(argv, Path(cwd), runner.url or "local") as span:
+        result = _run(argv, Path(cwd), policy, runner)
+        record_exit(span, result.returncode, result.failure_reason)
     if result.report.limit_exceeded == "wall_time":
         raise CommandTimedOut(list(argv), policy.limits.wall_s, result.stdout, _with_note(result), result.report)
     return CommandResult(
@@ -126,6 +115,24 @@ def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: Sandbox
         duration_s=result.duration_s,
         sandbox=result.report,
     )
+
+
+def _run(argv: list[str], cwd: Path, policy: SandboxPolicy, runner: RunnerSettings) -> SandboxResult:
+    """Here in bubblewrap, or on the workspace runner."""
+    if runner.url is None:
+        return run_sandboxed(argv, cwd, policy, environment=workspace_interpreter(cwd))
+    declaration = declared(cwd)
+    if declaration is not None:
+        raise EnvironmentUnavailable(
+            f"the revision declares its environment ({declaration.names}), and the workspace runner "
+            f"({runner.url}) does not build workspace environments yet",
+            declaration=declaration.names,
+        )
+    try:
+        return run_remote(argv, cwd, policy, runner)
+    except RunnerTimedOut as error:
+        note = f"{SANDBOX_NOTE} {error}\n"
+        raise CommandTimedOut(list(argv), policy.limits.wall_s, "", note, reason=str(error)) from error
 
 
 def require_workspace_sandbox(policy: SandboxPolicy | None = None) -> None:

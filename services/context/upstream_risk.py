@@ -86,6 +86,8 @@ class Finding:
     """The normalised change: what the fingerprint is computed from (no timestamps unless they identify it)."""
     summary: str
     traces: tuple[Trace, ...]
+    source_urn: str | None = None
+    """The entity that reported the change, when it is not the asset: the assertion or the incident."""
 
 
 def handle_upstream_mcl(
@@ -129,6 +131,7 @@ def detect_upstream_risk(mcl: DecodedMcl, mirror: MetadataMirror) -> UpstreamRis
         change_summary=_summary(finding, report),
         change_fingerprint=change_fingerprint(mcl.urn, mcl.aspect_name, finding.cause, finding.change),
         affected=[_affected(impact) for impact in report.impacts],
+        source_urn=finding.source_urn,
     )
 
 
@@ -181,6 +184,7 @@ def _assertion_failed(mcl: DecodedMcl, mirror: MetadataMirror) -> Finding | None
         summary=f"assertion {mcl.urn} failed on {assertee} in run {run.runId}"
         + (f" ({description})" if description else ""),
         traces=(trace,),
+        source_urn=mcl.urn,
     )
 
 
@@ -236,6 +240,7 @@ def _incident_raised(mcl: DecodedMcl, mirror: MetadataMirror) -> Finding | None:
         summary=f"{kind} incident {mcl.urn} raised on {', '.join(sorted(set(incident.entities)))}"
         + (f": {incident.title}" if incident.title else ""),
         traces=traces,
+        source_urn=mcl.urn,
     )
 
 

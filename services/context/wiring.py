@@ -22,6 +22,7 @@ from libs.version import MODELGUARD_VERSION
 from services.context.change_log import ChangeLog
 from services.context.handler import context_for_regression
 from services.context.mcl_intake import MclIntake
+from services.context.mcl_metrics import MclRecordsCollector
 from services.context.upstream_risk_dedup import RiskDeduplicator
 
 NAME = "context"
@@ -73,4 +74,11 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     mcl = ExternalInput(
         "datahub-mcl", settings.mcl_topics, handle=intake, settled=intake.settle, stored_offsets=intake.stored_offsets
     )
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("RegressionDetected",), handler=handle, external=(mcl,))
+    return ServiceDefinition(
+        NAME,
+        MODELGUARD_VERSION,
+        ("RegressionDetected",),
+        handler=handle,
+        external=(mcl,),
+        collectors=(MclRecordsCollector(lambda: intake.counts),),
+    )

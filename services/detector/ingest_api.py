@@ -1,11 +1,14 @@
 """The detector's HTTP ingestion for a model's CI: upload artifacts, report an evaluation, read the verdict.
 
 PUT  /artifacts/{sha256}                 the bytes of a snapshot or data file  → 201 its ArtifactRef
+POST /model-policies                     {"model_urn", "policy": YAML text}   → 201 pinned, 200 pinned before
+                                                                                  or governed by the platform
 POST /evaluations                        an EvaluationReported payload (JSON)  → 202 incident id, event id
 GET  /incidents/{incident}/runs/{run}    → 200 the run's verdict (see ingest_verdict)
 
 Every route needs `Authorization: Bearer <MODELGUARD_INGEST_TOKEN>`. Errors are JSON `{"error": "<one line>"}`:
-401 for the token, 422 for a body or reference that cannot be accepted.
+401 for the token, 422 for a body or reference that cannot be accepted; for a policy, 403 when the central policy
+accepts none for the model and 409 when the model is pinned to another (services.detector.policy_catalog).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,8 +29,11 @@ from starlette.routing import Route
 from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
 from libs.events.codec import SignedEvent
+from libs.model_policies.pins import PinConflict
+from libs.model_policies.submission import NotPermitted, SubmissionRefused
 from services.detector.ingest_request import BadRequest, parse_evaluation, referenced_artifacts
 from services.detector.ingest_verdict import Verdict
+from services.detector.policy_catalog import SubmissionAnswer
 
 INCIDENT_ID = re.compile(r"^inc-[0-9a-f]{16}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -40,6 +47,7 @@ class IngestPorts:
     sign: Callable[[EvaluationReported, str], SignedEvent]  # the report, signed, in its incident
     publish: Callable[[SignedEvent], Awaitable[None]]
     verdict: Callable[[str, str], Verdict]  # incident id, run id
+    submit_policy: Callable[[str, bytes], SubmissionAnswer] | None = None  # model urn, the policy's YAML
     max_artifact_bytes: int = 512 * 1024 * 1024
 
 
@@ -112,6 +120,35 @@ def ingestion_app(ports: IngestPorts) -> Starlette:
             status_code=202,
         )
 
+    async def post_model_policy(request: Request) -> JSONResponse:
+        if not _authorized(request, ports.token):
+            return _unauthorized()
+        try:
+            body = json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            return _error(422, 'the body must be JSON: {"model_urn": "urn:li:mlModel:...", "policy": "<YAML>"}')
+        if not isinstance(body, dict) or set(body) != {"model_urn", "policy"}:
+            return _error(422, "the body must have exactly model_urn and policy")
+        model_urn, policy = body["model_urn"], body["policy"]
+        if not isinstance(model_urn, str) or not model_urn.startswith("urn:li:mlModel:"):
+            return _error(422, "model_urn must be an mlModel URN")
+        if not isinstance(policy, str):
+            return _error(422, "policy must be the policy's YAML text")
+        if ports.submit_policy is None:
+            return _error(403, "this detector accepts no submitted policies")
+        try:
+            answer = await asyncio.to_thread(ports.submit_policy, model_urn, policy.encode("utf-8"))
+        except NotPermitted as exc:
+            return _error(403, str(exc))
+        except PinConflict as exc:
+            return _error(409, str(exc))
+        except SubmissionRefused as exc:
+            return _error(422, str(exc))
+        return JSONResponse(
+            {"status": answer.status, "policy": answer.policy, "digest": answer.digest},
+            status_code=201 if answer.status == "pinned" else 200,
+        )
+
     async def get_verdict(request: Request) -> JSONResponse:
         if not _authorized(request, ports.token):
             return _unauthorized()
@@ -124,6 +161,7 @@ def ingestion_app(ports: IngestPorts) -> Starlette:
     return Starlette(
         routes=[
             Route("/artifacts/{sha256}", put_artifact, methods=["PUT"]),
+            Route("/model-policies", post_model_policy, methods=["POST"]),
             Route("/evaluations", post_evaluation, methods=["POST"]),
             Route("/incidents/{incident_id}/runs/{run_id}", get_verdict, methods=["GET"]),
         ]

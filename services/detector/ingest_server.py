@@ -38,6 +38,7 @@ from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
 from libs.ledger import LedgerStore
+from libs.model_policies.pins import PINS_FILE
 from libs.policy import PolicyError, parse_policy
 from libs.settings import Settings, SettingsError
 from libs.signing.keys import load_private_key
@@ -46,7 +47,7 @@ from services.detector.dead_letter_log import DeadLetterLog
 from services.detector.dead_letter_watch import watch_dead_letters
 from services.detector.ingest_api import IngestPorts, ingestion_app
 from services.detector.ingest_verdict import Verdict, governing_policy, verdict_of
-from services.detector.policy_catalog import load_policies, policy_for
+from services.detector.policy_catalog import detector_catalog
 
 log = logging.getLogger("modelguard.detector.ingest")
 MIN_TOKEN_LENGTH = 16
@@ -107,13 +108,14 @@ class _Server(uvicorn.Server):
 def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letters: DeadLetterLog) -> IngestPorts:
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
-    policies = load_policies(settings.policy_dir)
+    pins = settings.state_dir(runtime.definition.name) / PINS_FILE
+    policies = detector_catalog(settings.policy_dir, pins, settings.central_policy)
     artifacts = LocalArtifactStore(settings.artifacts_dir)
     tracer = runtime.telemetry.tracer_provider.get_tracer("modelguard.detector.ingest")
     ledger: list[LedgerStore] = []
 
     def metric_for(model_urn: str) -> str | None:
-        loaded = policy_for(policies, model_urn)
+        loaded = policies.policy_for(model_urn)
         return loaded.policy.gate.metric if loaded is not None else None
 
     def sign(evaluation: EvaluationReported, metric: str) -> SignedEvent:
@@ -160,7 +162,7 @@ def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letter
             stuck_after_s=ingest.stuck_after_s,
         )
 
-    return IngestPorts(ingest.token, artifacts, metric_for, sign, publish, verdict)
+    return IngestPorts(ingest.token, artifacts, metric_for, sign, publish, verdict, policies.submit)
 
 
 def attach_ingestion(runtime: ServiceRuntime) -> None:

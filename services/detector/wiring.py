@@ -6,13 +6,14 @@ from contracts.common import PolicyRef
 from libs.artifacts.store import LocalArtifactStore
 from libs.bus.runtime import RejectedInput, ServiceDefinition
 from libs.events.codec import SignedEvent
+from libs.model_policies.pins import PINS_FILE
 from libs.policy import PolicyError
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
 from services.detector.gate import MetricMissing
 from services.detector.handler import NoPolicy, RefereeFailed, detect
-from services.detector.policy_catalog import LoadedPolicy, load_policies, policy_for
+from services.detector.policy_catalog import LoadedPolicy, detector_catalog
 from services.detector.referee import artifact_referee
 
 NAME = "detector"
@@ -20,7 +21,7 @@ NAME = "detector"
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     artifacts = LocalArtifactStore(settings.artifacts_dir)
-    policies = load_policies(settings.policy_dir)
+    policies = detector_catalog(settings.policy_dir, settings.state_dir(NAME) / PINS_FILE, settings.central_policy)
     referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch")
 
     def store_policy(loaded: LoadedPolicy) -> PolicyRef:
@@ -29,7 +30,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     def handle(signed: SignedEvent) -> list:
         evaluation = signed.event.payload
         try:
-            policy = policy_for(policies, evaluation.workspace.model_urn)
+            policy = policies.policy_for(evaluation.workspace.model_urn)
             return [detect(evaluation, policy, store_policy, referee)]
         except NoPolicy as exc:
             raise RejectedInput("no-policy", str(exc)) from exc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy.exc import OperationalError
 
 from contracts.registry import CONTRACTS
@@ -14,8 +16,10 @@ from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
 from services.ledger.handler import LedgerSink
+from services.ledger.incident_metrics import IncidentMetrics
 
 NAME = "ledger"
+log = logging.getLogger("modelguard.ledger")
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
@@ -30,11 +34,18 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     interval = settings.ledger_checkpoint_interval_s
     sink = LedgerSink(store, checkpoint=lambda: seal_checkpoint(store, key, heads), checkpoint_interval_s=interval)
 
+    metrics = IncidentMetrics(store, settings.stuck_after_s)
+
     def append(signed: SignedEvent) -> None:
         try:
-            sink(signed)
+            result = sink(signed)
         except OperationalError as exc:  # the database is away: retry, never drop an event
             raise TransientFailure(str(exc)) from exc
+        if result.appended:
+            try:
+                metrics.recorded(signed)
+            except Exception:  # a metric must never cost an event: it is appended already
+                log.exception("incident metrics missed %s %s", signed.event.meta.event_type, signed.event.meta.event_id)
 
     return ServiceDefinition(
         NAME,
@@ -42,4 +53,5 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         tuple(sorted(CONTRACTS)),
         sink=append,
         timers=(Timer("checkpoint", max(0.5, interval / 2), sink.tick),),
+        collectors=metrics.collectors,
     )

@@ -1,4 +1,6 @@
-"""The DataHub channel: each incident draft reconciled with what the store holds, written only if it changed."""
+"""The DataHub channel: each incident draft reconciled with what the store holds, written only if it changed; the
+gate's assertion and its run likewise (a run is written once, a later different result for the same run updates
+it)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from contracts.events.publication import ChannelResult
 from services.publisher.channel_errors import ChannelRejected
 from services.publisher.datahub_incident_store import IncidentStore
 from services.publisher.incident_lifecycle import reconcile
+from services.publisher.render_assertion import AssertionDraft
 from services.publisher.render_incident import IncidentDraft
 
 log = logging.getLogger(__name__)
@@ -42,3 +45,39 @@ class DataHubIncidents:
             return self._result(draft, "failed")
         log.info("DataHub incident %s: %s (%s)", draft.urn, decision.status, decision.reason)
         return self._result(draft, decision.status)
+
+    def _assertion_result(self, target: str, identifier: str, digest: str, status: str) -> ChannelResult:
+        return ChannelResult(
+            channel="datahub",
+            status=status,  # type: ignore[arg-type]
+            target=target,
+            identifier=identifier,
+            content_digest=digest,
+            dry_run=self.dry_run,
+        )
+
+    def upsert_assertion(self, draft: AssertionDraft) -> list[ChannelResult]:
+        """The assertion (written when new or changed), then this evaluation's run of it."""
+        target = draft.info.customAssertion.entity if draft.info.customAssertion else draft.urn
+        results = []
+        try:
+            current = self.store.read_assertion(draft.urn)
+            if current is not None and current.to_obj() == draft.info.to_obj():
+                status = "noop"
+            else:
+                self.store.write(MetadataChangeProposalWrapper(entityUrn=draft.urn, aspect=draft.info))
+                status = "created" if current is None else "updated"
+            results.append(self._assertion_result(target, draft.urn, draft.info_digest, status))
+            run = self.store.read_assertion_run(draft.urn, draft.run_id)
+            desired = draft.run_at(run.timestampMillis) if run is not None else draft.run
+            if run is not None and run.to_obj() == desired.to_obj():
+                run_status = "noop"
+            else:  # a run already recorded keeps its timestamp: the write replaces that row, it adds none
+                self.store.write(MetadataChangeProposalWrapper(entityUrn=draft.urn, aspect=desired))
+                run_status = "created" if run is None else "updated"
+        except ChannelRejected as exc:
+            log.warning("DataHub refused assertion %s: %s", draft.urn, exc)
+            return [*results, self._assertion_result(target, draft.urn, draft.info_digest, "failed")]
+        log.info("DataHub assertion %s: %s, run %s: %s", draft.urn, results[0].status, draft.run_id, run_status)
+        run_identifier = f"{draft.urn}#run={draft.run_id}"
+        return [*results, self._assertion_result(target, run_identifier, draft.run_digest, run_status)]

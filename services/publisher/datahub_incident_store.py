@@ -1,9 +1,10 @@
-"""Where incidentInfo aspects are read from and written to: DataHub GMS through the SDK, or files.
+"""Where incidentInfo aspects, and the gate's assertionInfo and assertionRunEvent, are read from and written to:
+DataHub GMS through the SDK, or files.
 
 - `GmsIncidentStore`: `DataHubGraph.get_aspect` and `emit_mcp` (Rest.li `ingestProposal`, synchronous to the
   primary store so the next read sees the write).
-- `FileIncidentStore`: one MCP JSON file per incident URN, what a real DataHub ingests with
-  `datahub ingest mcps FILE` (fixture mode, and where a dry run puts what it would have sent).
+- `FileIncidentStore`: one MCP JSON file per incident or assertion URN (and one per assertion run), what a real
+  DataHub ingests with `datahub ingest mcps FILE` (fixture mode, and where a dry run puts what it would have sent).
 - `SplitIncidentStore`: reads one store, writes another (a dry run reads GMS and writes files).
 """
 
@@ -12,21 +13,27 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import requests
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.emitter.rest_emitter import EmitMode
 from datahub.ingestion.graph.client import DataHubGraph
-from datahub.metadata.schema_classes import IncidentInfoClass
+from datahub.metadata.schema_classes import AssertionInfoClass, AssertionRunEventClass, IncidentInfoClass
 
 from services.publisher.atomic_files import atomic_write
 from services.publisher.channel_errors import ChannelRejected, ChannelUnavailable
 from services.publisher.secret_redaction import SecretRedactor
 
+A = TypeVar("A", IncidentInfoClass, AssertionInfoClass, AssertionRunEventClass)
+
 
 class IncidentStore(Protocol):
     def read(self, urn: str) -> IncidentInfoClass | None: ...
+
+    def read_assertion(self, urn: str) -> AssertionInfoClass | None: ...
+
+    def read_assertion_run(self, urn: str, run_id: str) -> AssertionRunEventClass | None: ...
 
     def write(self, mcp: MetadataChangeProposalWrapper) -> None: ...
 
@@ -42,20 +49,38 @@ class FileIncidentStore:
     def path_of(self, urn: str) -> Path:
         return self.root / f"{_slug(urn)}.json"
 
-    def read(self, urn: str) -> IncidentInfoClass | None:
-        path = self.path_of(urn)
+    def path_of_run(self, urn: str, run_id: str) -> Path:
+        return self.root / "assertion-runs" / f"{_slug(urn)}--{_slug(run_id)}.json"
+
+    @staticmethod
+    def _aspect(path: Path, kind: type[A]) -> A | None:
         if not path.exists():
             return None
         for obj in json.loads(path.read_text()):
             mcp = MetadataChangeProposalWrapper.from_obj(obj)
-            if isinstance(mcp.aspect, IncidentInfoClass):
+            if isinstance(mcp.aspect, kind):
                 return mcp.aspect
         return None
 
+    def read(self, urn: str) -> IncidentInfoClass | None:
+        return self._aspect(self.path_of(urn), IncidentInfoClass)
+
+    def read_assertion(self, urn: str) -> AssertionInfoClass | None:
+        return self._aspect(self.path_of(urn), AssertionInfoClass)
+
+    def read_assertion_run(self, urn: str, run_id: str) -> AssertionRunEventClass | None:
+        return self._aspect(self.path_of_run(urn, run_id), AssertionRunEventClass)
+
     def write(self, mcp: MetadataChangeProposalWrapper) -> None:
         assert mcp.entityUrn is not None
+        aspect = mcp.aspect
+        path = (
+            self.path_of_run(mcp.entityUrn, aspect.runId)
+            if isinstance(aspect, AssertionRunEventClass)
+            else self.path_of(mcp.entityUrn)
+        )
         document = [mcp.to_obj(simplified_structure=True)]
-        atomic_write(self.path_of(mcp.entityUrn), (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+        atomic_write(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
 
 
 class GmsIncidentStore:
@@ -79,6 +104,18 @@ class GmsIncidentStore:
         except (requests.RequestException, OSError, ValueError) as exc:
             raise self._failure("read", urn, exc) from None
 
+    def read_assertion(self, urn: str) -> AssertionInfoClass | None:
+        try:
+            return self.graph.get_aspect(urn, AssertionInfoClass)
+        except (requests.RequestException, OSError, ValueError) as exc:
+            raise self._failure("read", urn, exc) from None
+
+    def read_assertion_run(self, urn: str, run_id: str) -> AssertionRunEventClass | None:
+        try:
+            return self.graph.get_latest_timeseries_value(urn, AssertionRunEventClass, {"runId": run_id})
+        except (requests.RequestException, OSError, ValueError) as exc:
+            raise self._failure("read", urn, exc) from None
+
     def write(self, mcp: MetadataChangeProposalWrapper) -> None:
         try:
             self.graph.emit_mcp(mcp, emit_mode=EmitMode.SYNC_PRIMARY)
@@ -93,6 +130,12 @@ class SplitIncidentStore:
 
     def read(self, urn: str) -> IncidentInfoClass | None:
         return self.reads.read(urn)
+
+    def read_assertion(self, urn: str) -> AssertionInfoClass | None:
+        return self.reads.read_assertion(urn)
+
+    def read_assertion_run(self, urn: str, run_id: str) -> AssertionRunEventClass | None:
+        return self.reads.read_assertion_run(urn, run_id)
 
     def write(self, mcp: MetadataChangeProposalWrapper) -> None:
         self.writes.write(mcp)

@@ -4,7 +4,12 @@
 - live mode: GitHub's REST API (`MODELGUARD_GITHUB_API_URL`) with `GITHUB_TOKEN` or a GitHub App, and DataHub
   GMS (`DATAHUB_GMS_URL`, `DATAHUB_GMS_TOKEN`). Reads always go to the remote; writes only for the channels named
   in `MODELGUARD_PUBLISH_APPLY`, otherwise they are kept as files under `publish_dir/dry-run/` (dry run).
-Tokens are read here from the environment and handed to the clients; they are not kept in settings.
+- notifications, in either mode, when configured: a Slack incoming webhook (`MODELGUARD_SLACK_WEBHOOK_URL` or
+  `…_FILE`) and a signed webhook (`MODELGUARD_WEBHOOK_URL` with `MODELGUARD_WEBHOOK_SECRET` or `…_FILE`), sent
+  only in live mode with `slack` / `webhook` in `MODELGUARD_PUBLISH_APPLY`, else written under
+  `publish_dir/dry-run/notifications/`.
+Tokens, webhook URLs and secrets are read here from the environment and handed to the clients; they are not kept
+in settings.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
@@ -34,6 +40,15 @@ from services.publisher.github_dry_run import RecordedWrites
 from services.publisher.github_http import GitHubHttp
 from services.publisher.github_retry import RetryPolicy
 from services.publisher.handler import DataHubChannel, GitHubChannel
+from services.publisher.notification_channels import (
+    NotificationSender,
+    RecordedNotification,
+    SignedWebhook,
+    SlackWebhook,
+    host_of,
+)
+from services.publisher.notification_log import NotificationLog
+from services.publisher.notifier import Notifier
 from services.publisher.secret_redaction import SecretRedactor
 
 
@@ -42,6 +57,11 @@ class PublicationChannels:
     github: GitHubChannel
     datahub: DataHubChannel
     redactor: SecretRedactor = field(default_factory=SecretRedactor)
+    notifier: Notifier | None = None
+
+
+MIN_WEBHOOK_SECRET = 16
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # plain http only to this machine (a local relay, tests)
 
 
 @dataclass(frozen=True)
@@ -117,16 +137,68 @@ def live_datahub(
     return DataHubIncidents(SplitIncidentStore(reads=gms, writes=dry_run_files), dry_run=True)
 
 
+def _secret(env: Mapping[str, str], name: str) -> str | None:
+    """``name`` from the environment, or the contents of the file ``name_FILE`` names (a mounted Secret)."""
+    if value := env.get(name, "").strip():
+        return value
+    if path := env.get(f"{name}_FILE", "").strip():
+        try:
+            return Path(path).read_text(encoding="utf-8").strip() or None
+        except OSError as exc:
+            raise SettingsError(f"{name}_FILE: cannot read {path}: {exc.strerror or exc}") from None
+    return None
+
+
+def notifier(
+    settings: Settings, env: Mapping[str, str], redactor: SecretRedactor, options: LiveOptions
+) -> Notifier | None:
+    slack_url = _secret(env, "MODELGUARD_SLACK_WEBHOOK_URL")
+    webhook_url = env.get("MODELGUARD_WEBHOOK_URL", "").strip() or None
+    if slack_url is None and webhook_url is None:
+        return None
+    planned = settings.publish_dir / "dry-run" / "notifications"
+    client = options.http_client or httpx.Client(timeout=options.datahub_timeout_s)
+    senders: list[NotificationSender] = []
+    if slack_url is not None:
+        if not slack_url.startswith("https://") and host_of(slack_url) not in LOOPBACK_HOSTS:
+            raise SettingsError("MODELGUARD_SLACK_WEBHOOK_URL must be an https:// incoming webhook URL")
+        applied = settings.publishing.applies("slack")
+        redactor.add(slack_url)
+        senders.append(
+            SlackWebhook(slack_url, client, redactor)
+            if applied
+            else RecordedNotification("slack", host_of(slack_url), planned)
+        )
+    if webhook_url is not None:
+        secret = _secret(env, "MODELGUARD_WEBHOOK_SECRET")
+        if secret is None or len(secret) < MIN_WEBHOOK_SECRET:
+            raise SettingsError(
+                f"MODELGUARD_WEBHOOK_URL needs MODELGUARD_WEBHOOK_SECRET (or …_FILE) of at least {MIN_WEBHOOK_SECRET} "
+                "characters: every request is signed with it"
+            )
+        applied = settings.publishing.applies("webhook")
+        senders.append(
+            SignedWebhook(webhook_url, secret, client, redactor, options.clock)
+            if applied
+            else RecordedNotification("webhook", host_of(webhook_url), planned)
+        )
+    return Notifier(senders, NotificationLog(settings.state_dir("publisher") / "notifications.sqlite"))
+
+
 def publication_channels(
     settings: Settings, env: Mapping[str, str] | None = None, options: LiveOptions | None = None
 ) -> PublicationChannels:
-    if settings.publishing.mode == "fixture":
-        return PublicationChannels(FixtureGitHub(settings.publish_dir), fixture_datahub(settings.publish_dir))
     environment = os.environ if env is None else env
     live = options or LiveOptions()
     redactor = SecretRedactor()
+    notify = notifier(settings, environment, redactor, live)
+    if settings.publishing.mode == "fixture":
+        return PublicationChannels(
+            FixtureGitHub(settings.publish_dir), fixture_datahub(settings.publish_dir), redactor, notify
+        )
     return PublicationChannels(
         live_github(settings, environment, redactor, live),
         live_datahub(settings, environment, redactor, live),
         redactor,
+        notify,
     )

@@ -1,9 +1,13 @@
 """The DataHub incidents for a finding, as acryl-datahub aspect objects under deterministic URNs.
 
 One incident on the affected model; for a source-data-quality diagnosis, one more on each upstream dataset the
-context names; for an upstream risk, one on each affected model. A URN is derived from the ModelGuard incident
-id (itself a digest of the finding) and, where several incidents come from one finding, the entity's URN, so a
-retry names the same incidents and re-emitting updates them instead of raising new ones.
+context names; for an upstream risk, one on each affected model. An incident raised by a failed assertion says so
+as DataHub's own assertion incidents do (source `ASSERTION_FAILURE` with the assertion's URN): the model's gate
+(render_assertion), or for an upstream risk the upstream assertion that failed; any other is `MANUAL`.
+
+A URN is derived from the ModelGuard incident id (itself a digest of the finding) and, where several incidents come
+from one finding, the entity's URN, so a retry names the same incidents and re-emitting updates them instead of
+raising new ones.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ def _info(
     priority: int,
     description: str,
     at_ms: int,
+    assertion_urn: str | None,
 ) -> IncidentInfoClass:
     stamp = AuditStampClass(time=at_ms, actor=ACTOR)
     info = IncidentInfoClass(
@@ -86,13 +91,17 @@ def _info(
         created=stamp,
         priority=priority,
         assignees=[IncidentAssigneeClass(actor=o, assignedAt=stamp) for o in sorted(set(owners))] or None,
-        source=IncidentSourceClass(type="MANUAL"),
+        source=IncidentSourceClass(type="ASSERTION_FAILURE", sourceUrn=assertion_urn)
+        if assertion_urn
+        else IncidentSourceClass(type="MANUAL"),
     )
     info.validate()
     return info
 
 
-def _affected_model_draft(finding: Finding, model: AffectedModel, description: str, at_ms: int) -> IncidentDraft:
+def _affected_model_draft(
+    finding: Finding, model: AffectedModel, description: str, at_ms: int, assertion_urn: str | None
+) -> IncidentDraft:
     # The event names deployments without their status: a deployed model is treated as in service.
     info = _info(
         finding,
@@ -103,14 +112,20 @@ def _affected_model_draft(finding: Finding, model: AffectedModel, description: s
         priority=PRIORITY_HIGH if model.deployments else PRIORITY_MEDIUM,
         description=description,
         at_ms=at_ms,
+        assertion_urn=assertion_urn,
     )
     return IncidentDraft(incident_urn(finding, model.model_urn), info)
 
 
-def render_incidents(finding: Finding, content: str, links: PublicationLinks, at_ms: int) -> list[IncidentDraft]:
+def render_incidents(
+    finding: Finding, content: str, links: PublicationLinks, at_ms: int, source_urn: str | None = None
+) -> list[IncidentDraft]:
+    """``source_urn``: the model's gate assertion, or for an upstream risk the entity that reported the change
+    (linked as the source only when it is an assertion)."""
     description = with_footer(content, links)
     if finding.outcome == "upstream_risk":
-        return [_affected_model_draft(finding, m, description, at_ms) for m in finding.affected]
+        assertion = source_urn if source_urn and source_urn.startswith("urn:li:assertion:") else None
+        return [_affected_model_draft(finding, m, description, at_ms, assertion) for m in finding.affected]
     priority = PRIORITY_HIGH if finding.in_service else PRIORITY_MEDIUM
     drafts = [
         IncidentDraft(
@@ -124,6 +139,7 @@ def render_incidents(finding: Finding, content: str, links: PublicationLinks, at
                 priority=priority,
                 description=description,
                 at_ms=at_ms,
+                assertion_urn=source_urn,
             ),
         )
     ]
@@ -140,6 +156,7 @@ def render_incidents(finding: Finding, content: str, links: PublicationLinks, at
                 priority=priority,
                 description=description,
                 at_ms=at_ms,
+                assertion_urn=source_urn,
             ),
         )
         for dataset in finding.upstream_assets

@@ -22,6 +22,6 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
 
     def handle(signed: SignedEvent) -> list:
         # The ledger position of the source is not known here (the ledger appends concurrently): links omit it.
-        return [publish(signed, channels.github, channels.datahub, attest)]
+        return [publish(signed, channels.github, channels.datahub, attest, notifier=channels.notifier)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, CONSUMES, handler=handle)

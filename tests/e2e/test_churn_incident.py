@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -10,11 +11,14 @@ import sys
 import time
 
 import pytest
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from datahub.metadata.schema_classes import AssertionInfoClass, AssertionRunEventClass, IncidentInfoClass
 
 from libs.ledger import verify_incident
 from modelguard.incident_log import incident_events, wait_for
 from modelguard.stack import pid_alive, read_state, stack_status
 from modelguard.submit import submit, wait_for_run
+from modelguard.summary import publication_kind
 from tests.e2e.conftest import CHURN, RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
@@ -62,7 +66,36 @@ def test_churn_regression_is_detected_diagnosed_repaired_validated_and_published
     assert abs(validation.metric_after_repair - gate.baseline) <= gate.tolerance
 
     published = by_type["Published"]
-    assert {c.channel: c.status for c in published.channels} == {"github": "created", "datahub": "created"}
+    kinds = {publication_kind(c.channel, c.identifier): c.status for c in published.channels}
+    assert kinds == {
+        "github": "created",
+        "datahub-assertion": "created",
+        "datahub-assertion-run": "created",
+        "datahub": "created",
+    }
+    # the publications hold the gate as an assertion on the model, this evaluation's run, and the incident it raised
+    incident_id = reported.signed.event.meta.incident_id
+    proposals = [
+        MetadataChangeProposalWrapper.from_obj(o)
+        for path in (stack.settings.publish_dir / "datahub").rglob("*.json")
+        for o in json.loads(path.read_text())
+    ]
+    incident_urn = f"urn:li:incident:modelguard-{incident_id.removeprefix('inc-')}"
+    [incident] = [m.aspect for m in proposals if m.entityUrn == incident_urn]
+    assert isinstance(incident, IncidentInfoClass) and incident.source is not None
+    assert incident.source.type == "ASSERTION_FAILURE"
+    [info] = [
+        m.aspect for m in proposals if m.entityUrn == incident.source.sourceUrn and m.aspectName == "assertionInfo"
+    ]
+    assert isinstance(info, AssertionInfoClass) and info.customAssertion is not None
+    assert info.customAssertion.entity == by_type["RegressionDetected"].workspace.model_urn
+    [run] = [
+        m.aspect
+        for m in proposals
+        if isinstance(m.aspect, AssertionRunEventClass) and m.aspect.runId == f"{incident_id}/e2e-run-1"
+    ]
+    assert run.assertionUrn == incident.source.sourceUrn and run.result is not None
+    assert run.result.type == "FAILURE" and run.result.actualAggValue == gate.candidate
     assert list((stack.settings.publish_dir / "github").rglob("*.md"))
 
     verification = verify_incident(stack.ledger, reported.signed.event.meta.incident_id, stack.registry)
@@ -74,7 +107,13 @@ def test_a_ci_retry_publishes_nothing_new(stack: RunningStack) -> None:
     events = wait_for_run(stack.settings, reported, timeout_s=600)
     published = [e.event.payload for e in events if e.event.meta.event_type == "Published"][-1]
     assert published.run_id == "e2e-run-2"
-    assert {c.channel: c.status for c in published.channels} == {"github": "noop", "datahub": "noop"}
+    kinds = {publication_kind(c.channel, c.identifier): c.status for c in published.channels}
+    assert kinds == {
+        "github": "noop",
+        "datahub-assertion": "noop",
+        "datahub-assertion-run": "created",
+        "datahub": "noop",
+    }
     assert len(list((stack.settings.publish_dir / "github").rglob("*.md"))) == 1
 
 

@@ -68,13 +68,21 @@ def test_live_publication_happens_once_over_http_and_leaks_no_token(
     incident_urn = f"urn:li:incident:modelguard-{incident.removeprefix('inc-')}"
     stored = gms.aspect(incident_urn, "incidentInfo")
     assert stored is not None and len(gms.ingested()) >= 1
+    assert stored["source"]["type"] == "ASSERTION_FAILURE", "the incident names the gate's assertion"
+    assertion = stored["source"]["sourceUrn"]
+    assert gms.aspect(assertion, "assertionInfo") is not None
+    [gate_run] = gms.timeseries_values(assertion, "assertionRunEvent")
+    assert gate_run["result"]["type"] == "FAILURE" and gate_run["runId"] == f"{incident}/live-run-1"
 
-    writes_before = len(github.writes()) + len(gms.ingested())
+    github_writes_before, gms_writes_before = len(github.writes()), len(gms.ingested())
     retry = submit(live_stack.settings, CHURN, "live-run-2", 42)
     events = wait_for_run(live_stack.settings, retry, timeout_s=600)
     published = [e.event.payload for e in events if e.event.meta.event_type == "Published"][-1]
     assert {c.channel: c.status for c in published.channels} == {"github": "noop", "datahub": "noop"}
-    assert len(github.writes()) + len(gms.ingested()) == writes_before, "a no-op repeat writes nothing"
+    assert len(github.writes()) == github_writes_before, "a no-op repeat writes nothing to GitHub"
+    new_writes = [r.json()["proposal"]["aspectName"] for r in gms.ingested()[gms_writes_before:]]
+    assert new_writes == ["assertionRunEvent"], "and to DataHub only its own run of the gate"
+    assert len(gms.timeseries_values(assertion, "assertionRunEvent")) == 2
     assert len(github.comments_with(REPO, 42, f"modelguard:incident={incident}")) == 1
 
     for path in _files_under(live_stack.settings.home):  # logs, ledger, artifacts, publications, traces

@@ -4,9 +4,11 @@ service keeps consuming and handles the next good event."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
+from aiokafka import ConsumerRecord
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for
@@ -79,3 +81,43 @@ def test_malformed_messages_are_dead_lettered_and_consumption_continues(detector
     headers = dict(detected[0].headers)
     assert headers["mg-event-type"] == b"RegressionDetected"
     assert headers["traceparent"].startswith(b"00-")
+
+
+def _until_found(bootstrap: str, topic: str, found: Callable[[ConsumerRecord], bool], timeout_s: float = 90) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(found(r) for r in read_topic(bootstrap, topic, expected=10**6, timeout_s=2)):
+            return True
+    return False
+
+
+def test_during_a_rolling_deploy_a_newer_minors_event_is_handled_and_its_unknown_field_ignored(
+    detector_stack: tuple[Settings, str],
+) -> None:
+    """A reporter already on EvaluationReported 1.1 (one more optional field) ahead of a detector on 1.0: the
+    detector reads it tolerantly; the same field in an event that claims 1.0 is still refused."""
+    settings, bootstrap = detector_stack
+    keys = _RegisteredKeys(settings)
+    topic = contract_for("EvaluationReported").topic
+
+    def signed_with_extra_field(run_id: str, version: str) -> tuple[str, bytes]:
+        document = reported(keys, run_id=run_id).event.model_dump(mode="json")  # type: ignore[arg-type]
+        document["meta"]["event_version"] = version
+        document["payload"]["ci_provider"] = "gitlab"
+        raw = envelope_bytes(sign_envelope(canonical_bytes(document), EVENT_PAYLOAD_TYPE, keys["reporter"]))
+        return document["meta"]["event_id"], raw
+
+    newer_id, newer = signed_with_extra_field("rolling-deploy-newer-minor", "1.1")
+    _, same = signed_with_extra_field("rolling-deploy-same-minor", "1.0")
+    asyncio.run(publish_raw(bootstrap, topic, newer, key=b"rolling"))
+    asyncio.run(publish_raw(bootstrap, topic, same, key=b"rolling"))
+
+    def caused_by_newer(record: ConsumerRecord) -> bool:
+        return open_envelope(record.value, keys.registry).event.meta.causation_id == newer_id
+
+    def same_refused(record: ConsumerRecord) -> bool:
+        return record.value == same and dict(record.headers)["mg-dlq-reason"] == b"schema-violation"
+
+    assert _until_found(bootstrap, contract_for("RegressionDetected").topic, caused_by_newer)
+    assert _until_found(bootstrap, DEAD_LETTER_TOPIC, same_refused)
+    assert not _until_found(bootstrap, DEAD_LETTER_TOPIC, lambda r: r.value == newer, timeout_s=3)

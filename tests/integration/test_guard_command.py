@@ -115,9 +115,9 @@ def test_the_working_directory_cannot_choose_the_policy(bundle: Path) -> None:
         (["{patch}", "--workspace", "{workspace}", "--config", "{patch}"], "not YAML"),
     ],
 )
-def test_unreadable_input_is_one_line_and_exit_1(bundle: Path, args: list[str], says: str) -> None:
+def test_unreadable_input_is_one_line_and_exit_2(bundle: Path, args: list[str], says: str) -> None:
     values = {"workspace": str(bundle / "workspace"), "patch": str(CORPUS / "accept_guarded_division.patch")}
     result = guard(*[arg.format(**values) for arg in args])
-    assert result.returncode == 1
+    assert result.returncode == 2  # bad input, as for every command (modelguard/exit_codes.py)
     assert says in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""

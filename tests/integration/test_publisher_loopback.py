@@ -118,10 +118,19 @@ def _statuses(published: Published) -> list[str]:
     return [c.status for c in published.channels]
 
 
+def _ingested_aspects(gms: FakeDataHubGms) -> list[str]:
+    """The aspect names of every proposal GMS was sent, in order."""
+    return [r.json()["proposal"]["aspectName"] for r in gms.ingested()]
+
+
+def _incident_aspects(gms: FakeDataHubGms) -> int:
+    return sum(1 for urn, _ in gms.aspects if urn.startswith("urn:li:incident:"))
+
+
 def test_first_run_creates_a_repeat_changes_nothing_a_changed_finding_updates_in_place(loopback: Loopback) -> None:
     github, gms = loopback.github, loopback.gms
     first = loopback.publish(signed(loopback.keys, validated_payload("run-1")))
-    assert _statuses(first) == ["created"] * 4  # comment, review, check run, incident
+    assert _statuses(first) == ["created"] * 6  # comment, review, check run, gate assertion, its run, incident
     assert not any(c.dry_run for c in first.channels)
 
     (comment,) = github.comments_with(REPO, PR, MARKER)
@@ -145,19 +154,26 @@ def test_first_run_creates_a_repeat_changes_nothing_a_changed_finding_updates_in
     assert f"`{INCIDENT}`" in incident["description"] and first.attestation.sha256 in incident["description"]
     writes_after_first = len(github.writes()) + len(gms.writes())
 
-    # A CI retry: a new run, new events, a new attestation; the same finding. Nothing is written.
+    # A CI retry: a new run, new events, a new attestation; the same finding. Only the gate's new run is written.
     repeat = loopback.publish(signed(loopback.keys, validated_payload("run-2"), seconds=60))
-    assert _statuses(repeat) == ["noop"] * 4
+    assert _statuses(repeat) == ["noop", "noop", "noop", "noop", "created", "noop"]
     assert repeat.attestation is not None and repeat.attestation != first.attestation
-    assert len(github.writes()) + len(gms.writes()) == writes_after_first
+    assert len(github.writes()) + len(gms.writes()) == writes_after_first + 1
+    assert _ingested_aspects(gms)[-1] == "assertionRunEvent"
 
     # The finding changes (a different metric after repair): updated in place, nothing new.
     changed = loopback.publish(signed(loopback.keys, validated_payload("run-3", metric=0.81), seconds=120))
-    assert _statuses(changed) == ["updated", "noop", "updated", "updated"]  # the review is per patch: same patch
+    # the review is per patch (same patch); the gate is the same, its run new
+    assert _statuses(changed) == ["updated", "noop", "updated", "noop", "created", "updated"]
     (comment,) = github.comments_with(REPO, PR, MARKER)
     assert "0.8100" in comment["body"]
     assert len(github.pull(REPO, PR).reviews) == 1 and len(github.runs(REPO)) == 1
-    assert len(gms.aspects) == 1
+    assert _incident_aspects(gms) == 1
+    assertion = incident["source"]["sourceUrn"]
+    assert incident["source"]["type"] == "ASSERTION_FAILURE" and assertion.startswith("urn:li:assertion:")
+    runs = gms.timeseries_values(assertion, "assertionRunEvent")
+    assert [r["runId"] for r in runs] == [f"{INCIDENT}/run-3", f"{INCIDENT}/run-2", f"{INCIDENT}/run-1"]
+    assert {r["result"]["type"] for r in runs} == {"FAILURE"} and runs[0]["asserteeUrn"] == MODEL
     assert github.count("PATCH", r"/issues/comments/\d+$") == 1 and github.count("PATCH", r"/check-runs/\d+$") == 1
 
 
@@ -175,9 +191,10 @@ def test_a_failure_halfway_is_retried_without_duplicates(loopback: Loopback) -> 
     assert loopback.incident() is None
 
     again = loopback.publish(source)  # the bus delivers the input again
-    assert _statuses(again) == ["noop", "noop", "created"]  # comment, check run, incident
+    # comment, check run, gate assertion, its run, incident
+    assert _statuses(again) == ["noop", "noop", "created", "created", "created"]
     assert len(github.comments_with(REPO, PR, MARKER)) == 1 and len(github.runs(REPO)) == 1
-    assert loopback.incident() is not None and len(gms.aspects) == 1
+    assert loopback.incident() is not None and _incident_aspects(gms) == 1
     assert loopback.sleeps  # backoff happened, through the injected sleep
 
 
@@ -189,7 +206,7 @@ def test_rate_limits_are_waited_out_as_github_asks(loopback: Loopback) -> None:
     github.fail("POST", r"/check-runs$", 403, message="You have exceeded a secondary rate limit")
 
     published = loopback.publish(signed(loopback.keys, withheld_payload()))
-    assert _statuses(published) == ["created", "created", "created"]
+    assert _statuses(published) == ["created"] * 5
     assert loopback.sleeps == [7.0, 31.0, 60.0]
     assert len(github.comments_with(REPO, PR, MARKER)) == 1 and len(github.runs(REPO)) == 1
 
@@ -204,7 +221,7 @@ def test_a_rate_limit_longer_than_the_budget_is_left_to_the_bus(loopback: Loopba
 def test_two_publishers_racing_on_one_incident_leave_one_of_everything(loopback: Loopback) -> None:
     github, gms = loopback.github, loopback.gms
     github.hold("GET", COMMENTS_PATH, parties=2)  # both read "no comment yet" before either creates
-    gms.hold("GET", r"^/aspects/", parties=2)  # both read "no incident yet"
+    gms.hold("GET", r"^/aspects/urn(%3A|:)li(%3A|:)incident", parties=2)  # both read "no incident yet"
     source = signed(loopback.keys, validated_payload())
     results: list[Published] = []
     errors: list[BaseException] = []
@@ -226,7 +243,10 @@ def test_two_publishers_racing_on_one_incident_leave_one_of_everything(loopback:
     assert len(github.comments_with(REPO, PR, MARKER)) == 1
     assert [r["state"] for r in github.pull(REPO, PR).reviews] == ["COMMENTED"]
     assert len(github.runs(REPO)) == 1
-    assert len(gms.ingested()) == 2 and len(gms.aspects) == 1  # both wrote, one incident under one URN
+    incident_writes = [r for r in gms.ingested() if r.json()["proposal"]["entityUrn"].startswith("urn:li:incident:")]
+    assert len(incident_writes) == 2 and _incident_aspects(gms) == 1  # both wrote, one incident under one URN
+    assertion = loopback.incident()["source"]["sourceUrn"]  # type: ignore[index]
+    assert len(gms.timeseries_values(assertion, "assertionRunEvent")) == 1, "one run of the gate, however many wrote it"
     comment_statuses = sorted(r.channels[0].status for r in results)
     assert comment_statuses == ["created", "noop"]
 
@@ -246,14 +266,14 @@ def test_without_permission_to_apply_nothing_remote_is_written(loopback: Loopbac
     github, gms = loopback.github, loopback.gms
     settings = loopback.settings(apply=())
     published = loopback.publish(signed(loopback.keys, validated_payload()), loopback.channels(settings))
-    assert _statuses(published) == ["created"] * 4 and all(c.dry_run for c in published.channels)
+    assert _statuses(published) == ["created"] * 6 and all(c.dry_run for c in published.channels)
     assert github.writes() == [] and gms.writes() == []
     assert github.requests and gms.requests  # it did read what is there, to say what it would do
     planned = settings.publish_dir / "dry-run"
     comment_plan = json.loads(next(planned.glob("github/*/comment-*.json")).read_text())
     assert comment_plan["method"] == "POST" and MARKER in comment_plan["json"]["body"]
     assert next(planned.glob("github/*/review-*.json")) and next(planned.glob("github/*/check-run-*.json"))
-    (incident_file,) = (planned / "datahub").glob("*.json")
+    (incident_file,) = (planned / "datahub").glob("urn_li_incident*.json")
     assert json.loads(incident_file.read_text())[0]["aspectName"] == "incidentInfo"
 
 
@@ -271,7 +291,7 @@ def test_a_withheld_data_cause_names_its_owners_in_a_dry_run_and_when_applied(lo
     planned = settings.publish_dir / "dry-run"
     body = json.loads(next(planned.glob("github/*/comment-*.json")).read_text())["json"]["body"]
     assert told in body and unowned in body
-    (incident_file,) = (planned / "datahub").glob("*.json")
+    (incident_file,) = (planned / "datahub").glob("urn_li_incident*.json")
     info = json.loads(incident_file.read_text())[0]["aspect"]["json"]
     assert [a["actor"] for a in info["assignees"]] == [DATA_TEAM] and told in info["description"]
 
@@ -324,7 +344,7 @@ def test_a_github_app_buys_an_installation_token_with_a_signed_jwt(
     )
     channels = loopback.channels(settings, env={"DATAHUB_GMS_TOKEN": GMS_TOKEN}, clock=time.time)
     published = loopback.publish(signed(loopback.keys, withheld_payload()), channels)
-    assert _statuses(published) == ["created"] * 3
+    assert _statuses(published) == ["created"] * 5
     assert loopback.github.count("POST", r"/access_tokens$") == 1  # cached for the following requests
     issued = [t for t in loopback.github.tokens if t.startswith("ghs_")]
     assert len(issued) == 1
@@ -335,7 +355,7 @@ def test_a_github_app_buys_an_installation_token_with_a_signed_jwt(
 def test_a_suggestion_outside_the_pull_requests_diff_falls_back_to_the_patch_as_text(loopback: Loopback) -> None:
     loopback.github.review_lines["churn_model/features.py"] = {40, 41}  # the PR touched other lines only
     published = loopback.publish(signed(loopback.keys, validated_payload()))
-    assert _statuses(published) == ["created"] * 4
+    assert _statuses(published) == ["created"] * 6
     (review,) = loopback.github.pull(REPO, PR).reviews
     assert review["state"] == "COMMENTED" and review["comments"] == []
     assert "```diff" in review["body"] and "months.where(months != 0)" in review["body"]
@@ -351,7 +371,8 @@ def test_an_incident_a_person_resolved_is_left_alone(loopback: Loopback) -> None
     ingested = len(loopback.gms.ingested())
 
     again = loopback.publish(signed(loopback.keys, validated_payload("run-2", metric=0.81), seconds=60))
-    assert again.channels[-1].status == "noop" and len(loopback.gms.ingested()) == ingested
+    assert again.channels[-1].status == "noop"
+    assert _ingested_aspects(loopback.gms)[ingested:] == ["assertionRunEvent"], "the gate's new run, nothing else"
     incident = loopback.incident()
     assert incident is not None and incident["status"]["state"] == "RESOLVED"
 

@@ -5,8 +5,13 @@ Paths, as the SDK (1.7) builds them:
 - `GET /aspects/{url-encoded urn}?aspect=<name>&version=0`: `{"aspect": {"<pegasus class>": {...}}}` or 404
   (`DataHubGraph.get_aspect`);
 - `POST /aspects?action=ingestProposal`: `{"proposal": {..., "aspect": {"value": "<json>", ...}}, "async": ...}`
-  (`DataHubGraph.emit_mcp` over Rest.li).
-Aspects are stored per (urn, aspect name) with a version counter; a token, when set, is required.
+  (`DataHubGraph.emit_mcp` over Rest.li);
+- `POST /aspects?action=getTimeseriesAspectValues`: `{"urn", "entity", "aspect", "limit", "filter": {"or": [{"and":
+  [{"field", "values", "condition": "EQUAL"}]}]}}` → `{"value": {"values": [{"aspect": {"value": "<json>"}}]}}`
+  (`DataHubGraph.get_timeseries_values`), newest first.
+Versioned aspects are stored per (urn, aspect name) with a version counter; timeseries aspects (assertion runs) per
+(urn, aspect name, timestampMillis, partition), a later write of the same key replacing the earlier, as GMS does. A
+token, when set, is required.
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ class FakeDataHubGms(LoopbackServer):
         self.token = token
         self.aspects: dict[tuple[str, str], dict[str, Any]] = {}
         self.versions: dict[tuple[str, str], int] = {}
+        self.timeseries: dict[tuple[str, str], dict[tuple[int, str], dict[str, Any]]] = {}
+
+    def timeseries_values(self, urn: str, aspect_name: str) -> list[dict[str, Any]]:
+        """The timeseries aspect's values for the entity, newest first."""
+        with self.lock:
+            stored = self.timeseries.get((urn, aspect_name), {})
+            return [stored[key] for key in sorted(stored, reverse=True)]
 
     def aspect(self, urn: str, aspect_name: str) -> dict[str, Any] | None:
         with self.lock:
@@ -48,6 +60,10 @@ class FakeDataHubGms(LoopbackServer):
         with self.lock:
             self.aspects[(urn, aspect_name)] = value
             self.versions[(urn, aspect_name)] = self.versions.get((urn, aspect_name), 0) + 1
+
+    def writes(self) -> list[Request]:
+        """Requests that change something: a timeseries query is a POST that only reads."""
+        return [r for r in super().writes() if r.query.get("action") != "getTimeseriesAspectValues"]
 
     def ingested(self) -> list[Request]:
         return [r for r in self.writes() if r.query.get("action") == "ingestProposal"]
@@ -69,6 +85,26 @@ class FakeDataHubGms(LoopbackServer):
         if request.method == "POST" and request.path == "/aspects" and request.query.get("action") == "ingestProposal":
             proposal = request.json()["proposal"]
             value = json.loads(proposal["aspect"]["value"])
-            self.put_aspect(proposal["entityUrn"], proposal["aspectName"], value)
+            name = proposal["aspectName"]
+            if ASPECT_NAME_MAP[name].get_aspect_type() == "timeseries":
+                key = (int(value["timestampMillis"]), json.dumps(value.get("partitionSpec"), sort_keys=True))
+                with self.lock:
+                    self.timeseries.setdefault((proposal["entityUrn"], name), {})[key] = value
+            else:
+                self.put_aspect(proposal["entityUrn"], name, value)
             return Reply(200, {"value": proposal["entityUrn"]})
+        if (
+            request.method == "POST"
+            and request.path == "/aspects"
+            and request.query.get("action") == "getTimeseriesAspectValues"
+        ):
+            query = request.json()
+            conditions = [c for branch in query.get("filter", {}).get("or", []) for c in branch.get("and", [])]
+            values = [
+                v
+                for v in self.timeseries_values(query["urn"], query["aspect"])
+                if all(str(v.get(c["field"])) in c["values"] for c in conditions)
+            ][: int(query.get("limit", 10))]
+            answer = [{"aspect": {"value": json.dumps(v), "contentType": "application/json"}} for v in values]
+            return Reply(200, {"value": {"values": answer, "limit": len(answer)}})
         return Reply(404, {"message": f"no route for {request.method} {request.path}", "status": 404})

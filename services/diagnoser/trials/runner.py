@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,8 +61,12 @@ class TrialRunner:
                 planned[digest] = trial
         if planned:
             workers = max(1, min(self.parallel, len(planned)))
+            # each trial runs in a copy of this thread's context, so its spans and log lines keep the incident's
+            contexts = [copy_context() for _ in planned]
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                done = list(pool.map(lambda item: self._execute(*item), planned.items()))
+                done = list(
+                    pool.map(lambda item, context: context.run(self._execute, *item), planned.items(), contexts)
+                )
             for outcome in done:
                 self._cache[outcome.content_digest] = outcome
         outcomes = []

@@ -7,6 +7,7 @@ Custom resources (Strimzi's KafkaTopic, KEDA's ScaledObject) are checked field b
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -27,8 +28,9 @@ DEPLOY = REPO_ROOT / "deploy"
 KUBERNETES_VERSION = "1.30.0"  # the oldest minor release still in common support; later ones accept the same
 VARIANTS = {"default": DEPLOY / "kubernetes", "without-strimzi": DEPLOY / "overlays" / "without-strimzi"}
 VARIANTS["with-keda"] = DEPLOY / "overlays" / "with-keda"
+VARIANTS["with-monitoring"] = DEPLOY / "overlays" / "with-monitoring"
 VARIANTS["secured-kafka"] = DEPLOY / "overlays" / "secured-kafka"
-CUSTOM_KINDS = {"KafkaTopic", "ScaledObject"}
+CUSTOM_KINDS = {"KafkaTopic", "ScaledObject", "ServiceMonitor", "PrometheusRule"}
 SECRETS = {f"modelguard-key-{s}" for s in (*SERVICES, "reporter")} | {
     "modelguard-ledger",
     "modelguard-ingest",
@@ -82,6 +84,23 @@ def _custom_resource_problems(document: dict[str, Any]) -> list[str]:
         }
         ok = ok and spec["partitions"] >= 1 and 1 <= spec["replicas"] <= 32767
         ok = ok and "strimzi.io/cluster" in document["metadata"]["labels"]
+    elif document["kind"] == "ServiceMonitor":
+        ok = document["apiVersion"] == "monitoring.coreos.com/v1" and set(spec) <= {
+            "jobLabel",
+            "selector",
+            "namespaceSelector",
+            "endpoints",
+        }
+        ok = ok and bool(spec["selector"]["matchLabels"]) and bool(spec["endpoints"])
+        ok = ok and all(
+            set(e) <= {"port", "path", "interval", "scrapeTimeout"} and "port" in e for e in spec["endpoints"]
+        )
+    elif document["kind"] == "PrometheusRule":
+        rules = [rule for group in spec["groups"] for rule in group["rules"]]
+        ok = document["apiVersion"] == "monitoring.coreos.com/v1" and bool(rules)
+        ok = ok and all(
+            set(r) <= {"alert", "expr", "for", "labels", "annotations"} and {"alert", "expr"} <= set(r) for r in rules
+        )
     else:
         ok = document["apiVersion"] == "keda.sh/v1alpha1" and "name" in spec["scaleTargetRef"]
         ok = ok and 0 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
@@ -123,6 +142,7 @@ def test_each_variant_renders_and_is_valid(variant: str) -> None:
     else:
         assert topics == sorted(all_topics()) and jobs == []
     assert ("ScaledObject" in kinds) == (variant == "with-keda")
+    assert ("ServiceMonitor" in kinds) == ("PrometheusRule" in kinds) == (variant == "with-monitoring")
 
 
 def _by_kind(documents: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
@@ -232,3 +252,42 @@ def test_the_example_policy_is_what_stack_up_installs_for_its_bundle() -> None:
     shipped = yaml.safe_load((DEPLOY / "kubernetes" / "policies" / "churn-monthly-spend.yaml").read_text())
     bundle = load_bundle(REPO_ROOT / "fixtures" / "scenarios" / "churn-monthly-spend")
     assert shipped == effective_policy(bundle, read_central_policy())
+
+
+def test_the_service_monitor_scrapes_every_services_pods_on_their_health_port() -> None:
+    documents = _rendered("with-monitoring")
+    deployments, services = _by_kind(documents, "Deployment"), _by_kind(documents, "Service")
+    [monitor] = _by_kind(documents, "ServiceMonitor").values()
+    wanted = monitor["spec"]["selector"]["matchLabels"]
+    scraped = {
+        name: service
+        for name, service in services.items()
+        if wanted.items() <= service["metadata"]["labels"].items()
+        and service["metadata"]["namespace"] in monitor["spec"]["namespaceSelector"]["matchNames"]
+    }
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["path"] == "/metrics"
+    reached = set()
+    for service in scraped.values():
+        [port] = [p for p in service["spec"]["ports"] if p["name"] == endpoint["port"]]
+        for name, deployment in deployments.items():
+            pod = deployment["spec"]["template"]
+            if service["spec"]["selector"].items() <= pod["metadata"]["labels"].items():
+                ports = {p["name"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
+                assert port["targetPort"] in ports, name
+                reached.add(name)
+        assert service["spec"]["clusterIP"] == "None"  # headless: every pod is scraped, not one behind a VIP
+    assert reached == {f"modelguard-{s}" for s in SERVICES}  # the seven, not the runner (it serves no /metrics)
+    job_names = {d["metadata"]["labels"][monitor["spec"]["jobLabel"]] for d in scraped.values()}
+    assert job_names == {f"modelguard-{s}" for s in SERVICES}
+
+
+def test_the_alerts_read_metrics_the_services_serve() -> None:
+    from libs.bus.consumer_lag import CONSUMER_LAG
+    from libs.bus.prometheus import DEAD_LETTERS
+
+    [rules] = _by_kind(_rendered("with-monitoring"), "PrometheusRule").values()
+    exprs = " ".join(rule["expr"] for group in rules["spec"]["groups"] for rule in group["rules"])
+    served = {"modelguard_incidents_stuck", f"{DEAD_LETTERS}_total", CONSUMER_LAG, "up"}
+    named = set(re.findall(r"\b(modelguard_[a-z_]+|up)\{?", exprs))
+    assert named and named <= served

@@ -26,17 +26,18 @@ def test_first_creates_repeat_is_noop_change_updates(tmp_path: Path) -> None:
         assert all(c.dry_run for c in published.channels)
         return [c.status for c in published.channels]
 
-    # comment, check run, incident on the model
-    assert run("diagnosis abstained", 1) == ["created", "created", "created"]
-    assert run("diagnosis abstained", 2) == ["noop", "noop", "noop"]
-    assert run("policy refused", 3) == ["updated"] * 3  # the reason is in all three, each updated in place
+    # comment, check run, the gate's assertion and this run of it, incident on the model
+    assert run("diagnosis abstained", 1) == ["created"] * 5
+    assert run("diagnosis abstained", 2) == ["noop"] * 5  # the same run, published again later: nothing new
+    # the reason is in the comment, the check run and the incident, each updated in place; the gate did not change
+    assert run("policy refused", 3) == ["updated", "updated", "noop", "noop", "updated"]
 
     comments = list((tmp_path / "github").rglob("*.md"))
     assert len(comments) == 1
     text = comments[0].read_text()
     assert text.startswith(f"<!-- modelguard:incident={INCIDENT} -->")
     assert "policy refused" in text
-    incidents = list((tmp_path / "datahub").glob("*.json"))
+    incidents = list((tmp_path / "datahub").glob("urn_li_incident*.json"))
     assert len(incidents) == 1
     mcp = json.loads(incidents[0].read_text())[0]
     assert mcp["entityUrn"] == "urn:li:incident:modelguard-0123456789abcdef"
@@ -49,9 +50,10 @@ def test_a_validated_repair_writes_the_review_request_and_an_action_required_che
     keys = make_keys()
     github, datahub = FixtureGitHub(tmp_path), fixture_datahub(tmp_path)
     first = publish(signed(keys, validated_payload()), github, datahub)
-    assert [c.status for c in first.channels] == ["created"] * 4  # comment, review, check run, incident
+    # comment, review, check run, the gate's assertion, its run, incident
+    assert [c.status for c in first.channels] == ["created"] * 6
     repeat = publish(signed(keys, validated_payload(run_id="run-2"), seconds=5), github, datahub)
-    assert [c.status for c in repeat.channels] == ["noop"] * 4
+    assert [c.status for c in repeat.channels] == ["noop", "noop", "noop", "noop", "created", "noop"]  # a new run
 
     (review_file,) = (tmp_path / "github").rglob("review-*.json")
     review = json.loads(review_file.read_text())

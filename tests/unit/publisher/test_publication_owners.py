@@ -102,7 +102,7 @@ def test_a_dry_run_shows_the_owners_in_the_comment_and_the_incident(tmp_path: Pa
     assert all(c.dry_run for c in published.channels)
     (comment,) = (tmp_path / "github").rglob("*.md")
     assert f"`{DATA_TEAM}` (DATAOWNER)" in comment.read_text()
-    (incident,) = (tmp_path / "datahub").glob("*.json")
+    (incident,) = (tmp_path / "datahub").glob("urn_li_incident*.json")
     info = json.loads(incident.read_text())[0]["aspect"]["json"]
     assert sorted(a["actor"] for a in info["assignees"]) == sorted([DATA_TEAM, ALICE, PLATFORM])
     assert f"`{DATA_TEAM}` (DATAOWNER)" in info["description"]

@@ -28,7 +28,7 @@ def test_the_handler_attests_stores_and_links_the_attestation(tmp_path: Path, mo
     digest = published.attestation.sha256
     (comment,) = (settings.publish_dir / "github").rglob("*.md")
     assert f"attestation `sha256:{digest}`" in comment.read_text()
-    (incident,) = (settings.publish_dir / "datahub").glob("*.json")
+    (incident,) = (settings.publish_dir / "datahub").glob("urn_li_incident*.json")
     assert digest in incident.read_text()
 
     (upstream,) = handler(signed(keys, upstream_risk_payload(), incident_id="inc-00000000000000aa"))

@@ -36,7 +36,7 @@ def test_apply_names_channels_and_only_counts_in_live_mode(monkeypatch: pytest.M
     assert publishing.github_api_url == "http://127.0.0.1:9"
 
 
-@pytest.mark.parametrize(("name", "value"), [("MODELGUARD_PUBLISH_APPLY", "slack"), ("MODELGUARD_PUBLISH_MODE", "x")])
+@pytest.mark.parametrize(("name", "value"), [("MODELGUARD_PUBLISH_APPLY", "teams"), ("MODELGUARD_PUBLISH_MODE", "x")])
 def test_unknown_values_are_refused(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError):

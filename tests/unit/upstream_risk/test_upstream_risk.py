@@ -204,6 +204,7 @@ def test_a_failed_assertion_run_on_the_raw_dataset_is_a_field_level_risk(mirror:
     risk = detect_upstream_risk(failed, mirror)
 
     assert risk is not None and (risk.cause, risk.asset_urn) == ("assertion_failed", Churn.RAW)
+    assert risk.source_urn == Churn.ASSERTION, "the failed assertion, which DataHub incidents link to"
     assert risk.affected == _expected_affected((Churn.RAW, Churn.FEATURES, Churn.ACCOUNT_AGE, Churn.MODEL))
     assert "account_age_months is never negative" in risk.change_summary and "field-level" in risk.change_summary
     passed = decoded(mcl_record(Churn.ASSERTION, "assertionRunEvent", _run(AssertionResultTypeClass.SUCCESS)))
@@ -238,6 +239,7 @@ def test_an_incident_raised_on_an_upstream_dataset_is_a_risk_once_it_becomes_act
     risk = detect_upstream_risk(raised, mirror)
 
     assert risk is not None and (risk.cause, risk.asset_urn) == ("incident_raised", Churn.FEATURES)
+    assert risk.source_urn == INCIDENT
     assert risk.affected[0].model_urn == Churn.MODEL
     assert "FRESHNESS incident" in risk.change_summary
     still_active = mcl_record(

@@ -1,0 +1,58 @@
+"""A span per workspace command, in the incident's trace: a child of the handler's span when there is one, else of
+the incident's root span (a thread that did not inherit the context). Run in a service-like process of its own,
+whose tracer provider writes the trace file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from libs.telemetry import incident_span_context, incident_trace_id
+
+REPO = Path(__file__).resolve().parents[3]
+
+PROCESS = """
+import sys, threading
+from pathlib import Path
+from libs.observability.log_context import set_log_context
+from libs.telemetry import incident_context, service_telemetry
+from libs.workspace.runner import run_command
+
+telemetry = service_telemetry("validator", Path(sys.argv[1]))
+telemetry.install()
+tracer = telemetry.tracer_provider.get_tracer("test")
+workspace = Path(sys.argv[2])
+with tracer.start_as_current_span("handle RepairProposed", context=incident_context("inc-with-span")):
+    run_command(["python", "-c", "print(1)"], cwd=workspace, timeout_s=30)
+
+def bare_thread():
+    set_log_context("inc-bare-thread", None)
+    run_command(["python", "-c", "raise SystemExit(3)"], cwd=workspace, timeout_s=30)
+
+thread = threading.Thread(target=bare_thread)
+thread.start()
+thread.join()
+telemetry.shutdown()
+"""
+
+
+def test_each_command_is_a_span_of_its_incidents_trace(tmp_path: Path) -> None:
+    trace_file = tmp_path / "traces.jsonl"
+    subprocess.run([sys.executable, "-c", PROCESS, str(trace_file), str(tmp_path)], cwd=REPO, check=True)
+    spans = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        by_name.setdefault(span["name"], []).append(span)
+    [handler] = by_name["handle RepairProposed"]
+    first, second = sorted(by_name["workspace command python"], key=lambda s: s["start_ns"])
+    assert first["trace_id"] == handler["trace_id"] == incident_trace_id("inc-with-span")
+    assert first["parent_span_id"] == handler["span_id"]
+    assert first["attributes"]["process.exit.code"] == "0"
+    assert first["attributes"]["modelguard.runner"] == "local"
+    assert first["service"] == "modelguard-validator"
+    assert second["trace_id"] == incident_trace_id("inc-bare-thread")
+    assert second["parent_span_id"] == f"{incident_span_context('inc-bare-thread').span_id:016x}"
+    assert second["attributes"]["process.exit.code"] == "3"
