@@ -20,6 +20,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m contracts.schema_export --check
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
 test-fast: $(STAMP)

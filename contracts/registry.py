@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -127,7 +127,7 @@ def parse_event(document: dict[str, Any], raw: bytes | None = None) -> Event[Any
     """
     contract = contract_of_document(document)
     newer = minor_difference(document["meta"]["event_version"], contract) > 0  # checked by contract_of_document
-    extra = "ignore" if newer else None
+    extra: Literal["ignore"] | None = "ignore" if newer else None
     if raw is not None:
         return contract.event_model.model_validate_json(raw, extra=extra)
     return contract.event_model.model_validate(document, extra=extra)

@@ -40,7 +40,8 @@ def generated_files() -> dict[str, str]:
 
 
 def asyncapi_document() -> str:
-    return yaml.safe_dump(combined_document(), sort_keys=False, width=120, allow_unicode=True)
+    document: str = yaml.safe_dump(combined_document(), sort_keys=False, width=120, allow_unicode=True)
+    return document
 
 
 def topics_manifest(partitions: int = 6, replicas: int = 3) -> str:
