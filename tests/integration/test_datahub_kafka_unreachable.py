@@ -72,7 +72,8 @@ def test_datahubs_kafka_away_stops_only_the_mcl_consumers_until_it_answers_again
         await ensure_topics(bus.bootstrap, all_topics(), 1)
         await ensure_topics(brokers[1].bootstrap, [TOPIC], 1)
         runtime = ServiceRuntime(definition, settings, keys["context"], keys.registry)
-        assert runtime.external_broker is not None
+        external = runtime.external_broker
+        assert external is not None
         for broker in runtime.brokers:
             await broker.start()
         await runtime._announce_ready()
@@ -82,13 +83,13 @@ def test_datahubs_kafka_away_stops_only_the_mcl_consumers_until_it_answers_again
 
             brokers[1].stop()
             assert await _until(lambda: not runtime.health.ready, 30), "never noticed DataHub's Kafka was gone"
-            assert await _until(lambda: _stopped(runtime.external_broker.subscribers), 60), "MCL consumers left"
+            assert await _until(lambda: _stopped(external.subscribers), 60), "MCL consumers left"
             assert _consuming(runtime.broker.subscribers), "the bus's consumer must keep running"
 
             brokers.append(start_embedded_broker(tmp_path / "datahub-2.log", port=port))
             await ensure_topics(brokers[-1].bootstrap, [TOPIC], 1)
             assert await _until(lambda: runtime.health.ready, 60), "never resumed on DataHub's new broker"
-            assert _consuming(runtime.external_broker.subscribers)
+            assert _consuming(external.subscribers)
             await publish_raw(brokers[-1].bootstrap, TOPIC, b"after")
             assert await _until(lambda: read == [b"before", b"after"], 60), read
         finally:

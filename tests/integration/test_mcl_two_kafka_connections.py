@@ -50,7 +50,8 @@ async def _committed(bootstrap: str, group: str, partition: TopicPartition) -> i
     probe = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
     await probe.start()
     try:
-        return await probe.committed(partition)
+        committed: int | None = await probe.committed(partition)
+        return committed
     finally:
         await probe.stop()
 

@@ -62,11 +62,13 @@ def runtime_for(tmp_path: Path) -> Iterator[Any]:
 
 
 def _client_options(broker: KafkaBroker) -> dict[str, Any]:
-    return dict(broker.config.broker_config.builder.keywords)  # the aiokafka consumer every subscriber gets
+    builder: Any = broker.config.broker_config.builder  # functools.partial: the aiokafka consumer subscribers get
+    return dict(builder.keywords)
 
 
 def _topics(broker: KafkaBroker) -> set[str]:
-    return {getattr(topic, "name", topic) for subscriber in broker.subscribers for topic in subscriber.topics}
+    subscribers: list[Any] = list(broker.subscribers)
+    return {getattr(topic, "name", topic) for subscriber in subscribers for topic in subscriber.topics}
 
 
 def test_datahubs_kafka_apart_gets_its_own_broker_with_its_own_security(runtime_for: Any) -> None:
