@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench chaos
 	$(PY) -m modelguard bench broker-restart
 	$(PY) -m modelguard bench environment
+	$(PY) -m modelguard.bench_ledger_peer
 	$(PY) -m services.context.upstream_risk_bench
 
 stack-up: $(STAMP)

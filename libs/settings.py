@@ -1,4 +1,5 @@
-"""Settings from the environment. Secrets are read by the code that needs them, never stored here."""
+"""Settings from the environment. Secrets are read by the code that needs them, never stored here, except the
+Kafka connections' SASL passwords, which the connections need to connect and keep out of ``repr``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from libs.bus.kafka_connection import (
+    BUS_PREFIX,
+    KafkaConnection,
+    KafkaConnectionError,
+    datahub_connection_from,
+    kafka_connection_from,
+)
 from libs.bus.start_policy import LATEST, StartPolicy, StartPolicyError, parse_start_policy
 
 
@@ -126,7 +134,8 @@ def load_runner_settings() -> RunnerSettings:
 @dataclass(frozen=True)
 class Settings:
     home: Path
-    kafka_bootstrap: str
+    kafka: KafkaConnection
+    """ModelGuard's own bus (``MODELGUARD_KAFKA_*``, ``libs/bus/kafka_connection.py``)."""
     kafka_idempotence: bool
     kafka_session_timeout_ms: int
     kafka_partitions: int
@@ -150,6 +159,22 @@ class Settings:
     """Where DataHub's MCL consumer starts on a partition it never read (``libs/bus/start_policy.py``)."""
     stuck_after_s: float = 900.0
     """An unfinished incident whose last event is older than this counts as stuck (``modelguard_incidents_stuck``)."""
+    datahub_kafka: KafkaConnection | None = None
+    """DataHub's Kafka, where the MCL topics are (``MODELGUARD_DATAHUB_KAFKA_*``); None: the bus."""
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return self.kafka.bootstrap
+
+    @property
+    def mcl_kafka(self) -> KafkaConnection:
+        """Where DataHub's MCL topics are read: DataHub's connection, else the bus."""
+        return self.datahub_kafka or self.kafka
+
+    @property
+    def mcl_on_the_bus(self) -> bool:
+        """True when the MCL topics are on the bus's cluster, read with the bus's identity (one client will do)."""
+        return self.mcl_kafka == self.kafka
 
     @property
     def ledger_head_path(self) -> Path:
@@ -173,9 +198,15 @@ def load_settings(default_home: Path | None = None) -> Settings:
     home = Path(os.environ.get("MODELGUARD_HOME", str(default_home or ".modelguard"))).resolve()
     datahub_files = _paths("MODELGUARD_DATAHUB_FILES")
     trace = os.environ.get("MODELGUARD_TRACE_FILE")
+    try:
+        kafka = kafka_connection_from(os.environ, BUS_PREFIX, "127.0.0.1:9092")
+        datahub_kafka = datahub_connection_from(os.environ, kafka)
+    except KafkaConnectionError as exc:
+        raise SettingsError(str(exc)) from None
     return Settings(
         home=home,
-        kafka_bootstrap=os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP", "127.0.0.1:9092"),
+        kafka=kafka,
+        datahub_kafka=None if datahub_kafka is kafka else datahub_kafka,
         kafka_idempotence=_flag("MODELGUARD_KAFKA_IDEMPOTENCE", False),
         kafka_session_timeout_ms=_int("MODELGUARD_KAFKA_SESSION_TIMEOUT_MS", 6000),
         kafka_partitions=_int("MODELGUARD_KAFKA_PARTITIONS", 3),

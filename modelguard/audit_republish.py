@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from contracts.registry import contract_for
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent, open_envelope
 from libs.ledger import LedgerStore, replay
@@ -49,8 +50,8 @@ def unfinished_last_events(store: LedgerStore, registry: KeyRegistry, incident_i
     return resends
 
 
-def resend(bootstrap: str, resends: list[Resend], idempotence: bool = False) -> None:
-    asyncio.run(publish_signed(bootstrap, [r.signed for r in resends], idempotence))
+def resend(bus: KafkaConnection | str, resends: list[Resend], idempotence: bool = False) -> None:
+    asyncio.run(publish_signed(bus, [r.signed for r in resends], idempotence))
 
 
 @dataclass

@@ -80,7 +80,7 @@ def run_broker_restart(
     brokers: list[EmbeddedBroker] = [start_embedded_broker(logs / "broker-1.log", port=port)]
     figures = RestartFigures(in_flight, after, outage_s=outage_s)
     try:
-        stack_up(settings, brokers[0].bootstrap)
+        stack_up(settings, brokers[0].bootstrap, owns_broker=True)
         registry = KeyRegistry.load(settings.key_registry_path)
         store = LedgerStore(settings.ledger_url)
         reports = reports_for(settings, in_flight + after)

@@ -147,6 +147,9 @@ def _policy(args: argparse.Namespace) -> int:
 
 
 def _emit_mcl(args: argparse.Namespace) -> int:
+    import os
+
+    from libs.datahub.mcl.registry_auth import RegistryAuthError, registry_auth_for
     from modelguard.emit_mcl import (
         OFFLINE_SCHEMA_ID,
         ChangeSpecError,
@@ -154,7 +157,7 @@ def _emit_mcl(args: argparse.Namespace) -> int:
         encode_change,
         registered_schema_id,
     )
-    from modelguard.stack import SCENARIOS, read_state
+    from modelguard.stack import SCENARIOS, mcl_connection, read_state
 
     settings = load_settings()
     spec = Path(args.change)
@@ -164,16 +167,18 @@ def _emit_mcl(args: argparse.Namespace) -> int:
     if args.schema_id is not None:
         schema_id = args.schema_id
     elif settings.schema_registry_url:
-        schema_id = registered_schema_id(settings.schema_registry_url)
+        try:
+            auth = registry_auth_for(os.environ, settings.schema_registry_url)
+        except RegistryAuthError as exc:
+            raise CliError(str(exc)) from exc
+        schema_id = registered_schema_id(settings.schema_registry_url, auth.headers())
     else:
         schema_id = OFFLINE_SCHEMA_ID
     try:
         data, urn = encode_change(spec, files, schema_id)
     except ChangeSpecError as exc:
         raise CliError(str(exc)) from exc
-    state = read_state(settings.home)
-    bootstrap = state.bootstrap if state else settings.kafka_bootstrap
-    emit_change(bootstrap, args.topic, data, urn)
+    emit_change(mcl_connection(settings, read_state(settings.home)), args.topic, data, urn)
     print(f"emitted a {len(data)}-byte MCL for {urn} to {args.topic} (schema id {schema_id})")
     return OK
 
@@ -400,7 +405,7 @@ def _republish(args: argparse.Namespace) -> int:
     import os
 
     from modelguard.audit_republish import republish_until_moved, resend, resend_lines, unfinished_last_events
-    from modelguard.stack import read_state
+    from modelguard.stack import bus_connection, read_state
 
     settings = load_settings()
     store = _audit_ledger(settings)
@@ -413,11 +418,12 @@ def _republish(args: argparse.Namespace) -> int:
     if args.wait < 0:
         raise CliError("--wait takes a number of seconds, 0 or more")
     state = read_state(settings.home)
-    bootstrap = state.bootstrap if state else os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP")
-    if not bootstrap and unfinished_last_events(store, registry, args.incident):
+    configured = bool(os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
+    if not (state or configured) and unfinished_last_events(store, registry, args.incident):
         raise CliError(f"no stack is running from {settings.home} and MODELGUARD_KAFKA_BOOTSTRAP is not set")
+    bus = bus_connection(settings, state)
     result = republish_until_moved(
-        lambda resends: resend(str(bootstrap), resends, settings.kafka_idempotence),
+        lambda resends: resend(bus, resends, settings.kafka_idempotence),
         store,
         registry,
         args.incident,

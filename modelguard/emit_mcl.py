@@ -4,11 +4,13 @@ SDK's schema) and put it on DataHub's MetadataChangeLog topic. For demos, tests 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
 import yaml
 
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_raw
 from libs.datahub.mcl.avro_schema import shipped_mcl_schema, shipped_mcl_schema_json
 from libs.datahub.mcl.record_builder import mcl_record
@@ -25,12 +27,12 @@ class ChangeSpecError(ValueError):
     pass
 
 
-def registered_schema_id(registry_url: str) -> int:
+def registered_schema_id(registry_url: str, auth_headers: Mapping[str, str] | None = None) -> int:
     """Register (or find) the shipped MCL schema under the topic's subject; the registry names its id."""
     response = httpx.post(
         f"{registry_url.rstrip('/')}/subjects/{SUBJECT}/versions",
         json={"schema": shipped_mcl_schema_json()},
-        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json", **(auth_headers or {})},
         timeout=10,
     )
     response.raise_for_status()
@@ -64,5 +66,5 @@ def encode_change(spec_path: Path, metadata_files: list[Path], schema_id: int) -
     return encode_confluent(schema_id, record, shipped_mcl_schema()), urn
 
 
-def emit_change(bootstrap: str, topic: str, data: bytes, urn: str) -> None:
-    asyncio.run(publish_raw(bootstrap, topic, data, key=urn.encode()))
+def emit_change(target: KafkaConnection | str, topic: str, data: bytes, urn: str) -> None:
+    asyncio.run(publish_raw(target, topic, data, key=urn.encode()))

@@ -19,6 +19,8 @@ from contracts.registry import all_topics
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, is_bundle, load_bundle
 from libs.bus.embedded_broker import start_embedded_broker
+from libs.bus.external_input import read_on_the_bus
+from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.settings import Settings
@@ -133,6 +135,27 @@ def default_change_files() -> tuple[Path, ...]:
     return tuple(b.changes_file.relative_to(REPO_ROOT) for b in bundled_scenarios() if b.changes_file)
 
 
+def bus_connection(settings: Settings, state: StackState | None) -> KafkaConnection:
+    """The bus a command talks to: the running stack's (its embedded broker: plaintext), else the configured one."""
+    if state is None or state.bootstrap == settings.kafka.bootstrap:
+        return settings.kafka
+    return KafkaConnection(state.bootstrap)
+
+
+def mcl_connection(settings: Settings, state: StackState | None) -> KafkaConnection:
+    """Where DataHub's MCL topics are: DataHub's Kafka when it is configured apart, else the bus."""
+    return bus_connection(settings, state) if settings.mcl_on_the_bus else settings.mcl_kafka
+
+
+def topics_to_create(settings: Settings, owns_broker: bool) -> list[str]:
+    """ModelGuard's topics always, MCL topics named as ours (``modelguard.…``, the datahub-actions action's) too;
+    DataHub's MCL topics exist wherever DataHub runs, so only on a broker of our own (the embedded one, a test's)
+    that also holds them (DataHub's Kafka not configured apart)."""
+    ours = [t for t in settings.mcl_topics if read_on_the_bus(t)]
+    datahubs = [t for t in settings.mcl_topics if not read_on_the_bus(t)]
+    return [*all_topics(), *ours, *(datahubs if owns_broker and settings.mcl_on_the_bus else [])]
+
+
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
     # DataHub and GitHub credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*) pass through, nothing else
     passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_")
@@ -147,6 +170,14 @@ def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
         env["MODELGUARD_DATAHUB_FILES"] = os.pathsep.join(str(p) for p in default_datahub_files())
         env["MODELGUARD_DATAHUB_CHANGES"] = os.pathsep.join(str(p) for p in default_change_files())
     return env
+
+
+def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None:
+    """What changes in the services' environment when the stack runs its own embedded broker as the bus."""
+    for suffix in SUFFIXES[1:]:  # the embedded broker is plaintext: the bus's security settings are not for it
+        env.pop(BUS_PREFIX + suffix, None)
+    if settings.mcl_on_the_bus:  # a new, empty broker holds the MCL topics: no DataHub history to skip, and the
+        env.setdefault("MODELGUARD_MCL_START", "earliest")  # demo's first MCL may come before the consumer joined
 
 
 def start_service(name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -207,7 +238,10 @@ def stack_up(
     external_bootstrap: str | None,
     timeout_s: float = 120.0,
     services: tuple[str, ...] = SERVICES,
+    owns_broker: bool = False,
 ) -> StackState:
+    """``owns_broker``: the broker at ``external_bootstrap`` is the caller's own (a test's, a bench's), so DataHub's
+    MCL topics may be created there as on the embedded broker; on anyone else's Kafka they are DataHub's."""
     existing = read_state(settings.home)
     if existing and (pid_alive(existing.supervisor_pid) or any(pid_alive(p) for p in existing.services.values())):
         raise StackError(f"a stack is already running from {settings.home} (modelguard stack down first)")
@@ -219,15 +253,16 @@ def stack_up(
     broker_pid = None
     if external_bootstrap:
         bootstrap = external_bootstrap
+        bus = settings.kafka if external_bootstrap == settings.kafka.bootstrap else KafkaConnection(bootstrap)
     else:
         broker = start_embedded_broker(settings.home / "logs" / "broker.log")
-        bootstrap, broker_pid = broker.bootstrap, broker.process.pid
-    # DataHub's MCL topics exist wherever DataHub runs; only missing ones are created (the embedded broker)
-    asyncio.run(ensure_topics(bootstrap, [*all_topics(), *settings.mcl_topics], settings.kafka_partitions))
+        bootstrap, broker_pid, bus = broker.bootstrap, broker.process.pid, KafkaConnection(broker.bootstrap)
+        owns_broker = True
+    asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
     env[HEALTH_PORTS_ENV] = json.dumps(free_ports(services))
-    if broker_pid is not None:  # its own broker is new and empty: no DataHub history to skip, and the demo's
-        env.setdefault("MODELGUARD_MCL_START", "earliest")  # first MCL may come before the consumer joined
+    if broker_pid is not None:
+        embedded_broker_environment(settings, env)
     for name in services:
         (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
     supervisor = start_supervisor(settings, env, bootstrap, broker_pid, services)

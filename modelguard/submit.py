@@ -10,13 +10,14 @@ from pathlib import Path
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
 from libs.bus.dead_letters import read_dead_letters
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_signed
 from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from modelguard.incident_log import run_finished, wait_for
 from modelguard.reporter import PRODUCER, ReportedRun, evaluate_bundle, sign_report
-from modelguard.stack import read_state
+from modelguard.stack import bus_connection, read_state
 
 
 def evaluate_and_sign(settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
@@ -33,17 +34,16 @@ def evaluate_and_sign(settings: Settings, bundle_dir: Path, run_id: str, pull_re
 def submit(settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
     """Evaluate, sign, and put the report on the running stack's bus."""
     reported = evaluate_and_sign(settings, bundle_dir, run_id, pull_request)
-    state = read_state(settings.home)
-    bootstrap = state.bootstrap if state else settings.kafka_bootstrap
-    asyncio.run(publish_signed(bootstrap, [reported.signed], settings.kafka_idempotence))
+    bus = bus_connection(settings, read_state(settings.home))
+    asyncio.run(publish_signed(bus, [reported.signed], settings.kafka_idempotence))
     return reported
 
 
-def dead_lettered(bootstrap: str, incident_id: str, run_id: str) -> Callable[[], str | None]:
+def dead_lettered(bus: KafkaConnection | str, incident_id: str, run_id: str) -> Callable[[], str | None]:
     """A reason to stop waiting: an event of this run of this incident was refused by a service."""
 
     def reason() -> str | None:
-        letters = [d for d in read_dead_letters(bootstrap) if d.key == incident_id and d.run_id() == run_id]
+        letters = [d for d in read_dead_letters(bus) if d.key == incident_id and d.run_id() == run_id]
         if not letters:
             return None
         d = letters[0]
@@ -58,5 +58,5 @@ def wait_for_run(settings: Settings, reported: ReportedRun, timeout_s: float) ->
     incident = reported.signed.event.meta.incident_id
     state = read_state(settings.home)
     run_id = reported.evaluation.run_id
-    failure = dead_lettered(state.bootstrap, incident, run_id) if state else (lambda: None)
+    failure = dead_lettered(bus_connection(settings, state), incident, run_id) if state else (lambda: None)
     return wait_for(store, incident, registry, run_finished(run_id), timeout_s, failure=failure)

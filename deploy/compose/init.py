@@ -21,7 +21,7 @@ def main() -> None:
     registry = provision_keys([*SERVICES, *CLIENTS], settings.keys_dir)
     install_default_inputs(settings)
     replication = int(os.environ.get("MODELGUARD_KAFKA_REPLICATION") or 1)
-    created = asyncio.run(ensure_topics(settings.kafka_bootstrap, all_topics(), settings.kafka_partitions, replication))
+    created = asyncio.run(ensure_topics(settings.kafka, all_topics(), settings.kafka_partitions, replication))
     print(f"init: {len(registry)} signing keys; policies in {settings.policy_dir}; {len(created)} topics created")
 
 

@@ -27,24 +27,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from libs.backoff import Backoff
+from libs.bus.kafka_connection import bootstrap_addresses
 
 log = logging.getLogger("modelguard.bus")
 
 CHECK_EVERY_S = 3.0
 CONFIRM_AFTER = 2
 """Probes in a row that must fail before the broker counts as unreachable."""
-
-
-def bootstrap_addresses(bootstrap: str) -> list[tuple[str, int]]:
-    """``host:port,host:port`` (an optional ``PLAINTEXT://``-style scheme ignored) as (host, port) pairs."""
-    addresses = []
-    for item in bootstrap.split(","):
-        item = item.strip().rpartition("://")[2]
-        host, _, port = item.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"bootstrap address {item!r} is not host:port")
-        addresses.append((host.strip("[]"), int(port)))
-    return addresses
 
 
 async def probe(addresses: list[tuple[str, int]], timeout_s: float = 2.0) -> str | None:

@@ -12,6 +12,7 @@ from aiokafka import AIOKafkaConsumer
 
 from contracts.registry import DEAD_LETTER_TOPIC
 from libs.bus.headers import DLQ_DETAIL, DLQ_REASON, DLQ_SERVICE, DLQ_SOURCE
+from libs.bus.kafka_connection import KafkaConnection, connection_to
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,10 @@ def dead_letter_of(key: bytes | None, value: bytes | None, headers: Sequence[tup
     )
 
 
-async def _read_all(bootstrap: str, timeout_ms: int) -> list[DeadLetter]:
-    consumer = AIOKafkaConsumer(DEAD_LETTER_TOPIC, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+async def _read_all(target: KafkaConnection | str, timeout_ms: int) -> list[DeadLetter]:
+    consumer = AIOKafkaConsumer(
+        DEAD_LETTER_TOPIC, **connection_to(target).client_options(), auto_offset_reset="earliest"
+    )
     await consumer.start()
     letters: list[DeadLetter] = []
     try:
@@ -62,5 +65,5 @@ async def _read_all(bootstrap: str, timeout_ms: int) -> list[DeadLetter]:
         await consumer.stop()
 
 
-def read_dead_letters(bootstrap: str, timeout_ms: int = 500) -> list[DeadLetter]:
-    return asyncio.run(_read_all(bootstrap, timeout_ms))
+def read_dead_letters(target: KafkaConnection | str, timeout_ms: int = 500) -> list[DeadLetter]:
+    return asyncio.run(_read_all(target, timeout_ms))

@@ -17,6 +17,14 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+BUS_TOPIC_PREFIX = "modelguard."
+
+
+def read_on_the_bus(topic: str) -> bool:
+    """An external input's topic named like ModelGuard's own (``modelguard.…``, such as the MCLs its datahub-actions
+    action forwards) is on ModelGuard's bus; any other (DataHub's MCL topics) is on DataHub's Kafka."""
+    return topic.startswith(BUS_TOPIC_PREFIX)
+
 
 @dataclass(frozen=True)
 class FirstEvent:

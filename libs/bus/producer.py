@@ -8,6 +8,7 @@ from aiokafka import AIOKafkaProducer
 
 from contracts.registry import contract_for
 from libs.bus.headers import event_headers
+from libs.bus.kafka_connection import KafkaConnection, connection_to
 from libs.events.codec import SignedEvent
 
 
@@ -20,9 +21,11 @@ async def _start(producer: AIOKafkaProducer) -> None:
         raise
 
 
-async def publish_signed(bootstrap: str, events: Sequence[SignedEvent], idempotence: bool = False) -> None:
+async def publish_signed(
+    target: KafkaConnection | str, events: Sequence[SignedEvent], idempotence: bool = False
+) -> None:
     producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, enable_idempotence=idempotence, max_request_size=8 * 1024 * 1024
+        **connection_to(target).client_options(), enable_idempotence=idempotence, max_request_size=8 * 1024 * 1024
     )
     await _start(producer)
     try:
@@ -37,9 +40,9 @@ async def publish_signed(bootstrap: str, events: Sequence[SignedEvent], idempote
         await producer.stop()
 
 
-async def publish_raw(bootstrap: str, topic: str, value: bytes, key: bytes | None = None) -> None:
-    """Put arbitrary bytes on a topic: how tests feed a service malformed input."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+async def publish_raw(target: KafkaConnection | str, topic: str, value: bytes, key: bytes | None = None) -> None:
+    """Put arbitrary bytes on a topic: how tests feed a service malformed input, and ``emit-mcl`` an MCL."""
+    producer = AIOKafkaProducer(**connection_to(target).client_options())
     await _start(producer)
     try:
         await producer.send_and_wait(topic, value, key=key)

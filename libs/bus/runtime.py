@@ -35,9 +35,10 @@ from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import default_delivery_policy
-from libs.bus.external_input import ExternalInput, InputPosition
+from libs.bus.external_input import ExternalInput, InputPosition, read_on_the_bus
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
@@ -124,16 +125,24 @@ def make_broker(
     service: str,
     telemetry: ServiceTelemetry | None = None,
     prometheus: ServicePrometheus | None = None,
+    connection: KafkaConnection | None = None,
+    client_id: str | None = None,
+    consumer_only: bool = False,
 ) -> KafkaBroker:
+    """A FastStream broker on ``connection`` (default: the bus) with its security. ``consumer_only``: no producer
+    and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka)."""
     telemetry = telemetry or service_telemetry(service, settings.trace_file)
+    connection = connection or settings.kafka
     middlewares: list[Any] = [
         KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
     ]
     if prometheus is not None:
         middlewares.append(prometheus.middleware())
     return KafkaBroker(
-        settings.kafka_bootstrap,
-        client_id=f"modelguard-{service}",
+        connection.bootstrap,
+        security=connection.security(),
+        client_id=client_id or f"modelguard-{service}",
+        consumer_only=consumer_only,
         enable_idempotence=settings.kafka_idempotence,
         max_request_size=MAX_MESSAGE_BYTES,
         middlewares=middlewares,
@@ -162,10 +171,26 @@ class ServiceRuntime:
         self.prometheus = ServicePrometheus(definition.name, definition.collectors)
         self._background: list[asyncio.Task[None]] = []
         self.broker = make_broker(settings, definition.name, self.telemetry, self.prometheus)
+        self.external_broker: KafkaBroker | None = None
+        """DataHub's Kafka, when it is not the bus (``Settings.mcl_on_the_bus``): the consumers of the external topics
+        there only; what they lead to (first events, dead letters) is published on the bus."""
+        on_datahub = [t for e in definition.external for t in e.topics if not read_on_the_bus(t)]
+        if on_datahub and not settings.mcl_on_the_bus:
+            self.external_broker = make_broker(
+                settings,
+                definition.name,
+                self.telemetry,
+                self.prometheus,
+                connection=settings.mcl_kafka,
+                client_id=f"modelguard-{definition.name}-datahub",
+                consumer_only=True,
+            )
         self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
         self.delivery = default_delivery_policy(settings.central_policy)
+        self._unreachable: set[str] = set()
+        """The connections whose brokers do not answer (by name: ``bus``, ``datahub``); ready only when none."""
         self.app = FastStream(
-            self.broker,
+            *self.brokers,
             on_startup=[],
             after_startup=[self._announce_ready],
             on_shutdown=[self._going_down],
@@ -181,28 +206,56 @@ class ServiceRuntime:
             ack_policy=AckPolicy.NACK_ON_ERROR,
         )(self.on_message)
         for external in definition.external:
-            resume = ResumeFromStoredOffsets(
-                external.stored_offsets or dict,
-                start=settings.mcl_start,
-                probe=lambda: AIOKafkaConsumer(
-                    bootstrap_servers=settings.kafka_bootstrap,
-                    enable_auto_commit=False,
-                    max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
-                ),
-            )
-            subscriber = self.broker.subscriber(
-                *external.topics,
-                group_id=f"modelguard-{definition.name}-{external.name}",
-                auto_offset_reset="earliest",
-                session_timeout_ms=settings.kafka_session_timeout_ms,
-                heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
-                ack_policy=AckPolicy.NACK_ON_ERROR,
+            if self.external_broker is None:
+                self._subscribe_external(external, external.topics, self.broker, settings.kafka)
+                continue
+            # DataHub's topics through DataHub's broker; ModelGuard's own (the datahub-actions action's) on the bus
+            datahubs = [t for t in external.topics if not read_on_the_bus(t)]
+            ours = [t for t in external.topics if read_on_the_bus(t)]
+            if datahubs:
+                self._subscribe_external(external, datahubs, self.external_broker, settings.mcl_kafka)
+            if ours:
+                self._subscribe_external(external, ours, self.broker, settings.kafka)
+
+    def _subscribe_external(
+        self, external: ExternalInput, topics: Sequence[str], broker: KafkaBroker, connection: KafkaConnection
+    ) -> None:
+        """A consumer of an external input's ``topics`` on ``broker``, resuming from the input's stored offsets, the
+        start policy's offset lookups made through ``connection``."""
+        settings = self.settings
+        resume = ResumeFromStoredOffsets(
+            external.stored_offsets or dict,
+            start=settings.mcl_start,
+            probe=lambda: AIOKafkaConsumer(
+                **connection.client_options(),
+                enable_auto_commit=False,
                 max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
-                listener=resume,
-            )
-            subscriber(self._external_consumer(external))
-            if resume is not None:
-                resume.subscriber = subscriber
+            ),
+        )
+        subscriber = broker.subscriber(
+            *topics,
+            group_id=f"modelguard-{self.definition.name}-{external.name}",
+            auto_offset_reset="earliest",
+            session_timeout_ms=settings.kafka_session_timeout_ms,
+            heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
+            listener=resume,
+        )
+        subscriber(self._external_consumer(external))
+        resume.subscriber = subscriber
+
+    @property
+    def brokers(self) -> list[KafkaBroker]:
+        """The bus first, then DataHub's Kafka when the service reads it apart."""
+        return [self.broker] if self.external_broker is None else [self.broker, self.external_broker]
+
+    def _connections(self) -> list[tuple[str, KafkaConnection, KafkaBroker]]:
+        """Each connection the service depends on, its name and the broker whose consumers read from it."""
+        bus = ("bus", self.settings.kafka, self.broker)
+        if self.external_broker is None:
+            return [bus]
+        return [bus, ("datahub", self.settings.mcl_kafka, self.external_broker)]
 
     async def _announce_ready(self) -> None:
         ready = self.settings.run_dir / f"{self.definition.name}.ready"
@@ -214,7 +267,7 @@ class ServiceRuntime:
         self._background.append(
             asyncio.create_task(
                 watch_for_broker_loss(
-                    lambda: [getattr(sub, "consumer", None) for sub in self.broker.subscribers],
+                    lambda: [getattr(sub, "consumer", None) for b in self.brokers for sub in b.subscribers],
                     BROKER_LOSS_CHECK_S,
                     self.definition.name,
                 )
@@ -223,28 +276,33 @@ class ServiceRuntime:
         self._background.append(
             asyncio.create_task(
                 sample_lag_forever(
-                    lambda: [getattr(sub, "consumer", None) for sub in self.broker.subscribers],
+                    lambda: [getattr(sub, "consumer", None) for b in self.brokers for sub in b.subscribers],
                     self.prometheus.consumer_lag,
                 )
             )
         )
-        self._background.append(
-            asyncio.create_task(
-                watch_reachability(
-                    self.settings.kafka_bootstrap,
-                    self.definition.name,
-                    pause=self._stop_consumers,
-                    resume=self._start_consumers,
-                    set_ready=self._set_ready,
-                )
-            )
-        )
+        self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
 
-    async def _stop_consumers(self) -> None:
-        """While the broker is unreachable: no consumer, so no client retrying every 100 ms."""
+    async def _watch(self, name: str, connection: KafkaConnection, broker: KafkaBroker) -> None:
+        """Probe one connection's brokers; stop and start that broker's consumers around an outage."""
+
+        async def pause() -> None:
+            await self._stop_consumers(broker)
+
+        async def resume() -> None:
+            await self._start_consumers(broker)
+
+        def set_ready(ready: bool) -> None:
+            self._set_ready(ready, name)
+
+        service = self.definition.name if name == "bus" else f"{self.definition.name} (DataHub's Kafka)"
+        await watch_reachability(connection.bootstrap, service, pause=pause, resume=resume, set_ready=set_ready)
+
+    async def _stop_consumers(self, broker: KafkaBroker | None = None) -> None:
+        """While a broker (default: the bus) is unreachable: no consumer of it, so no client retrying every 100 ms."""
         started = time.monotonic()
-        subscribers = list(self.broker.subscribers)
+        subscribers = list((broker or self.broker).subscribers)
         ordinary = [await stop_subscriber(s, grace_s=GRACEFUL_TIMEOUT_S + 5.0) for s in subscribers]
         log.info(
             "%s: %d consumers stopped in %.1f s (%d without leaving their group)",
@@ -254,13 +312,18 @@ class ServiceRuntime:
             ordinary.count(False),
         )
 
-    async def _start_consumers(self) -> None:
-        for subscriber in self.broker.subscribers:
+    async def _start_consumers(self, broker: KafkaBroker | None = None) -> None:
+        for subscriber in (broker or self.broker).subscribers:
             if getattr(subscriber, "consumer", None) is None:
                 await subscriber.start()
 
-    def _set_ready(self, ready: bool) -> None:
-        self.health.ready = ready
+    def _set_ready(self, ready: bool, connection: str = "bus") -> None:
+        """Ready while every connection the service depends on answers."""
+        if ready:
+            self._unreachable.discard(connection)
+        else:
+            self._unreachable.add(connection)
+        self.health.ready = not self._unreachable
 
     async def _going_down(self) -> None:
         self.health.ready = False
@@ -483,7 +546,8 @@ def run_service(
     try:
         asyncio.run(runtime.app.run())
     except KafkaConnectionError as exc:  # no broker at start: say so once and let the supervisor back off
-        log.error("%s: no Kafka broker answers at %s (%s): exiting", definition.name, settings.kafka_bootstrap, exc)
+        where = " or ".join(connection.describe() for _, connection, _ in runtime._connections())
+        log.error("%s: no Kafka broker answers at %s (%s): exiting", definition.name, where, exc)
         raise SystemExit(3) from None
     finally:
         if health is not None:
@@ -505,7 +569,7 @@ def serve(
     """A service process: settings from the environment, its own signing key, its handler wired to Kafka."""
     try:
         settings = load_settings()
-    except SettingsError as exc:
+    except SettingsError as exc:  # a bad setting (a Kafka connection, a duration): one line, not a trace
         print(f"{name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
@@ -513,7 +577,12 @@ def serve(
     except (OSError, ValueError) as exc:  # no key, an unreadable one, a broken registry: one line, not a trace
         print(f"{name}: cannot load its signing key or the key registry: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    run_service(build(settings, key), settings, key, registry, extend)
+    try:
+        definition = build(settings, key)
+    except SettingsError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    run_service(definition, settings, key, registry, extend)
 
 
 def _digest(raw: bytes) -> str:

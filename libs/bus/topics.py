@@ -6,10 +6,14 @@ from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from libs.bus.kafka_connection import KafkaConnection, connection_to
 
-async def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int, replication: int = 1) -> list[str]:
+
+async def ensure_topics(
+    target: KafkaConnection | str, topics: Iterable[str], partitions: int, replication: int = 1
+) -> list[str]:
     """Create the topics that do not exist yet; return the names created."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = AIOKafkaAdminClient(**connection_to(target).client_options())
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -3,11 +3,14 @@ DataHub's MetadataChangeLog topics through a persistent metadata mirror."""
 
 from __future__ import annotations
 
+import os
+
 from libs.bus.external_input import ExternalInput
 from libs.bus.runtime import RejectedInput, ServiceDefinition, TransientFailure
 from libs.datahub.change_records import ChangeRecordsError, read_change_records
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
+from libs.datahub.mcl.registry_auth import RegistryAuthError, registry_auth_for
 from libs.datahub.mcl.schema_registry import schema_resolver_for
 from libs.datahub.mcp_file import MetadataFileError, load_mcp_file
 from libs.datahub.provider_choice import context_provider_from
@@ -58,8 +61,12 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         except ValueError as exc:
             raise RejectedInput("context-unavailable", str(exc)) from exc
 
+    try:
+        registry_auth = registry_auth_for(os.environ, settings.schema_registry_url)
+    except RegistryAuthError as exc:
+        raise SettingsError(str(exc)) from None
     intake = MclIntake(
-        MclDecoder(schema_resolver_for(settings.schema_registry_url)),
+        MclDecoder(schema_resolver_for(settings.schema_registry_url, headers=registry_auth.headers())),
         open_mirror(settings),
         RiskDeduplicator.open(settings.state_dir(NAME) / "upstream-risks.sqlite"),
         change_log,

@@ -19,6 +19,7 @@ import pytest
 
 from contracts.registry import all_topics
 from libs.bus.embedded_broker import free_loopback_port, start_embedded_broker
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_signed
 from libs.bus.runtime import ServiceDefinition, ServiceRuntime
 from libs.bus.topics import ensure_topics
@@ -64,7 +65,7 @@ def test_a_service_stops_reconnecting_while_its_broker_is_away_and_resumes_when_
     first = start_embedded_broker(tmp_path / "broker-1.log", port=port)
     brokers = [first]
     with environment({"MODELGUARD_HOME": str(tmp_path / "home")}):
-        settings = dataclasses.replace(load_settings(), kafka_bootstrap=first.bootstrap)
+        settings = dataclasses.replace(load_settings(), kafka=KafkaConnection(first.bootstrap))
 
     async def scenario() -> None:
         await ensure_topics(first.bootstrap, all_topics(), 1)

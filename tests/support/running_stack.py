@@ -59,7 +59,7 @@ def running_stack(
     with environment({"MODELGUARD_HOME": str(home), "MODELGUARD_MCL_START": "earliest", **(env or {})}):
         settings = load_settings()
         with kafka_broker(home) as bootstrap:
-            state = stack_up(settings, bootstrap, services=services)
+            state = stack_up(settings, bootstrap, services=services, owns_broker=True)
             try:
                 yield RunningStack(settings, state, bootstrap)
             finally:

@@ -29,6 +29,7 @@ KUBERNETES_VERSION = "1.30.0"  # the oldest minor release still in common suppor
 VARIANTS = {"default": DEPLOY / "kubernetes", "without-strimzi": DEPLOY / "overlays" / "without-strimzi"}
 VARIANTS["with-keda"] = DEPLOY / "overlays" / "with-keda"
 VARIANTS["with-monitoring"] = DEPLOY / "overlays" / "with-monitoring"
+VARIANTS["secured-kafka"] = DEPLOY / "overlays" / "secured-kafka"
 CUSTOM_KINDS = {"KafkaTopic", "ScaledObject", "ServiceMonitor", "PrometheusRule"}
 SECRETS = {f"modelguard-key-{s}" for s in (*SERVICES, "reporter")} | {
     "modelguard-ledger",
