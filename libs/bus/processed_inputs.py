@@ -9,21 +9,22 @@ an output lost with a broker comes back when its input is re-sent (`modelguard r
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
+
+from libs.state_file import open_state_file
 
 
 class ProcessedInputs:
     """Event ids of handled inputs and their output envelopes, in a small SQLite file owned by one service."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS processed (event_id TEXT PRIMARY KEY, outputs TEXT NOT NULL)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS attempts (input_id TEXT PRIMARY KEY, failed INTEGER NOT NULL)")
+        self._db = open_state_file(
+            path,
+            "CREATE TABLE IF NOT EXISTS processed (event_id TEXT PRIMARY KEY, outputs TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS attempts (input_id TEXT PRIMARY KEY, failed INTEGER NOT NULL)",
+        )
 
     def outputs_of(self, event_id: str) -> list[bytes] | None:
         """The output envelopes recorded for a handled input; None when the input was never handled."""

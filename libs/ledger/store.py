@@ -246,15 +246,16 @@ class LedgerStore:
             return _utc(found) if found is not None else None
 
     def event(self, event_id: str) -> LedgerRow | None:
-        with Session(self._engine) as session:
-            found = session.exec(select(LedgerEvent).where(LedgerEvent.event_id == event_id)).first()
-            return _ledger_row(found) if found is not None else None
+        return self._one_row(_EVENTS.c.event_id == event_id)
 
     def event_with_digest(self, envelope_digest: str) -> LedgerRow | None:
         """The event whose envelope has this sha256: how an input digest is followed back to its event."""
-        with Session(self._engine) as session:
-            found = session.exec(select(LedgerEvent).where(LedgerEvent.envelope_digest == envelope_digest)).first()
-            return _ledger_row(found) if found is not None else None
+        return self._one_row(_EVENTS.c.envelope_digest == envelope_digest)
+
+    def _one_row(self, where: Any) -> LedgerRow | None:
+        with self._engine.connect() as connection:
+            found = connection.execute(select(*_ROW_COLUMNS).where(where).limit(1)).first()
+            return _row(found) if found is not None else None
 
     def count(self) -> int:
         with Session(self._engine) as session:
@@ -306,25 +307,6 @@ def _row(r: Any) -> LedgerRow:
         prev_hash=r.prev_hash,
         hash=r.hash,
         appended_at=_utc(r.appended_at),
-    )
-
-
-def _ledger_row(e: LedgerEvent) -> LedgerRow:
-    return LedgerRow(
-        position=_position(e),
-        incident_id=e.incident_id,
-        sequence=e.sequence,
-        event_id=e.event_id,
-        event_type=e.event_type,
-        event_version=e.event_version,
-        producer=e.producer,
-        signer_keyid=e.signer_keyid,
-        causation_id=e.causation_id,
-        envelope=e.envelope,
-        envelope_digest=e.envelope_digest,
-        prev_hash=e.prev_hash,
-        hash=e.hash,
-        appended_at=_utc(e.appended_at),
     )
 
 

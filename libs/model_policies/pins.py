@@ -7,13 +7,13 @@ model in its policy folder, which wins over any pin. Kept in a small SQLite file
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from libs.model_policies.submission import SubmissionRefused, SubmittedPolicy
+from libs.state_file import open_state_file
 
 PINS_FILE = "policy_pins.sqlite"
 
@@ -33,13 +33,11 @@ class Pin:
 
 class PolicyPins:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_state_file(
+            path,
             "CREATE TABLE IF NOT EXISTS pins (model_urn TEXT PRIMARY KEY, digest TEXT NOT NULL, "
-            "document BLOB NOT NULL, pinned_at TEXT NOT NULL)"
+            "document BLOB NOT NULL, pinned_at TEXT NOT NULL)",
         )
 
     def pin(self, submitted: SubmittedPolicy) -> bool:

@@ -8,12 +8,12 @@ store for this. A record read twice (a redelivery) is kept once, by its place on
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from libs.bus.dead_letters import DeadLetter
+from libs.state_file import open_state_file
 
 
 @dataclass(frozen=True)
@@ -34,15 +34,13 @@ class RefusedInput:
 
 class DeadLetterLog:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_state_file(
+            path,
             "CREATE TABLE IF NOT EXISTS dead_letters (position TEXT PRIMARY KEY, incident_id TEXT NOT NULL, "
-            "run_id TEXT, service TEXT NOT NULL, source TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)"
+            "run_id TEXT, service TEXT NOT NULL, source TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS dead_letters_run ON dead_letters (incident_id, run_id)",
         )
-        self._db.execute("CREATE INDEX IF NOT EXISTS dead_letters_run ON dead_letters (incident_id, run_id)")
 
     def record(self, position: str, letter: DeadLetter) -> bool:
         """Keep a dead letter of an incident (its key); one without a key belongs to none and is not kept."""

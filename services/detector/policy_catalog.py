@@ -14,14 +14,14 @@ import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
 from libs.bundle.effective_policy import read_central_policy
 from libs.model_policies.onboarding import OnboardingPolicy, central_onboarding
 from libs.model_policies.pins import PolicyPins
-from libs.model_policies.submission import NotPermitted, SubmissionRefused, SubmittedPolicy, checked_submission
+from libs.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
 from libs.policy import ModelPolicy, PolicyError, parse_policy
 
 log = logging.getLogger("modelguard.detector.policies")
@@ -132,7 +132,9 @@ class PolicyCatalog:
         self.folder, self.pins = folder, pins
         self._central = dict(central or {})
         self.onboarding = onboarding or OnboardingPolicy()
-        self._checked = lru_cache(maxsize=256)(self._check_pinned)
+        self._checked = lru_cache(maxsize=256)(
+            partial(checked_submission, central=self._central, onboarding=self.onboarding)
+        )
 
     def policy_for(self, model_urn: str) -> LoadedPolicy | None:
         loaded = policy_for(self.folder.current(), model_urn)
@@ -161,9 +163,6 @@ class PolicyCatalog:
         submitted = checked_submission(raw, model_urn, self._central, self.onboarding)
         pinned_now = self.pins.pin(submitted)
         return SubmissionAnswer("pinned" if pinned_now else "already_pinned", submitted.policy.name, submitted.digest)
-
-    def _check_pinned(self, document: bytes, model_urn: str) -> SubmittedPolicy:
-        return checked_submission(document, model_urn, self._central, self.onboarding)
 
 
 def detector_catalog(policy_dir: Path, pins_path: Path, central_path: Path | None = None) -> PolicyCatalog:

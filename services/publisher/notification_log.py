@@ -6,22 +6,21 @@ between sends it once more (at least once); the delivery id it carries lets a re
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+from libs.state_file import open_state_file
+
 
 class NotificationLog:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_state_file(
+            path,
             "CREATE TABLE IF NOT EXISTS sent (incident_id TEXT NOT NULL, state TEXT NOT NULL, channel TEXT NOT NULL, "
             "dry_run INTEGER NOT NULL, content_digest TEXT NOT NULL, sent_at TEXT NOT NULL, "
-            "PRIMARY KEY (incident_id, state, channel, dry_run))"
+            "PRIMARY KEY (incident_id, state, channel, dry_run))",
         )
 
     def was_sent(self, incident_id: str, state: str, channel: str, dry_run: bool) -> bool:

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +27,9 @@ from libs.settings import load_settings
 from libs.signing.keys import provision_keys
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys, reported
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.broker
-
-
-async def _until(condition: Callable[[], bool], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.2)
-    return condition()
 
 
 @pytest.mark.timeout(300)
@@ -75,12 +66,12 @@ def test_a_service_stops_reconnecting_while_its_broker_is_away_and_resumes_when_
         await runtime._announce_ready()
         try:
             await publish_signed(first.bootstrap, [reported(keys, run_id="before", seed="a")])
-            assert await _until(lambda: handled == ["before"], 60), handled
+            assert await until(lambda: handled == ["before"], 60), handled
 
             first.stop()
-            assert await _until(lambda: not runtime.health.ready, 30), "never noticed the broker was gone"
+            assert await until(lambda: not runtime.health.ready, 30), "never noticed the broker was gone"
             # readiness turns false first, then the consumers are closed: wait for the close to finish
-            assert await _until(
+            assert await until(
                 lambda: all(getattr(s, "consumer", None) is None for s in runtime.broker.subscribers), 60
             ), "the consumers were never closed"
             quiet_from = len(attempts)
@@ -92,9 +83,9 @@ def test_a_service_stops_reconnecting_while_its_broker_is_away_and_resumes_when_
             second = start_embedded_broker(tmp_path / "broker-2.log", port=port)
             brokers.append(second)
             await ensure_topics(second.bootstrap, all_topics(), 1)
-            assert await _until(lambda: runtime.health.ready, 60), "never resumed on the new broker"
+            assert await until(lambda: runtime.health.ready, 60), "never resumed on the new broker"
             await publish_signed(second.bootstrap, [reported(keys, run_id="after", seed="b")])
-            assert await _until(lambda: handled == ["before", "after"], 60), handled
+            assert await until(lambda: handled == ["before", "after"], 60), handled
         finally:
             await runtime._going_down()
             await runtime.broker.stop()

@@ -5,8 +5,6 @@ address again starts them, turns ready and reads the MCL topic there. Two real e
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +19,11 @@ from libs.bus.topics import ensure_topics
 from libs.settings import load_settings
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.broker
 
 TOPIC = "MetadataChangeLog_Versioned_v1"
-
-
-async def _until(condition: Callable[[], bool], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.2)
-    return condition()
 
 
 def _consuming(subscribers: Any) -> bool:
@@ -79,19 +69,19 @@ def test_datahubs_kafka_away_stops_only_the_mcl_consumers_until_it_answers_again
         await runtime._announce_ready()
         try:
             await publish_raw(brokers[1].bootstrap, TOPIC, b"before")
-            assert await _until(lambda: read == [b"before"], 60), read
+            assert await until(lambda: read == [b"before"], 60), read
 
             brokers[1].stop()
-            assert await _until(lambda: not runtime.health.ready, 30), "never noticed DataHub's Kafka was gone"
-            assert await _until(lambda: _stopped(external.subscribers), 60), "MCL consumers left"
+            assert await until(lambda: not runtime.health.ready, 30), "never noticed DataHub's Kafka was gone"
+            assert await until(lambda: _stopped(external.subscribers), 60), "MCL consumers left"
             assert _consuming(runtime.broker.subscribers), "the bus's consumer must keep running"
 
             brokers.append(start_embedded_broker(tmp_path / "datahub-2.log", port=port))
             await ensure_topics(brokers[-1].bootstrap, [TOPIC], 1)
-            assert await _until(lambda: runtime.health.ready, 60), "never resumed on DataHub's new broker"
+            assert await until(lambda: runtime.health.ready, 60), "never resumed on DataHub's new broker"
             assert _consuming(external.subscribers)
             await publish_raw(brokers[-1].bootstrap, TOPIC, b"after")
-            assert await _until(lambda: read == [b"before", b"after"], 60), read
+            assert await until(lambda: read == [b"before", b"after"], 60), read
         finally:
             await runtime._going_down()
             for broker in runtime.brokers:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,11 @@ from libs.bus.resume_listener import ResumeFromStoredOffsets
 from libs.bus.start_policy import StartPolicy, parse_start_policy
 from libs.bus.topics import ensure_topics
 from tests.support.broker import kafka_broker
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.broker
 
 DAY_MS = 86_400_000
-
-
-async def _until(condition: Callable[[], bool], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.2)
-    return condition()
 
 
 async def _committed(bootstrap: str, group: str, partition: TopicPartition) -> int | None:
@@ -108,14 +99,14 @@ def test_each_start_policy_starts_where_it_says_and_a_restart_resumes_from_the_f
 
         await _produce(bootstrap, topic, [(b"while-it-was-down", now_ms)])
         async with Reader(bootstrap, topic, "from-the-end", parse_start_policy("latest")) as restarted:
-            assert await _until(lambda: restarted.read == [b"while-it-was-down"], 60), restarted.read
+            assert await until(lambda: restarted.read == [b"while-it-was-down"], 60), restarted.read
 
         async with Reader(bootstrap, topic, "a-day-back", parse_start_policy("1d")) as day:
-            assert await _until(lambda: day.read == [b"an-hour-old", b"while-it-was-down"], 60), day.read
+            assert await until(lambda: day.read == [b"an-hour-old", b"while-it-was-down"], 60), day.read
 
         async with Reader(bootstrap, topic, "everything", parse_start_policy("earliest")) as everything:
             expected = [b"three-days-old", b"an-hour-old", b"while-it-was-down"]
-            assert await _until(lambda: everything.read == expected, 60), everything.read
+            assert await until(lambda: everything.read == expected, 60), everything.read
 
     with kafka_broker(tmp_path) as bootstrap:
         asyncio.run(scenario(bootstrap))

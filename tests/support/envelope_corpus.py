@@ -29,11 +29,12 @@ from libs.signing.keys import KeyRegistry, load_private_key
 ADDED_IN = {"1.1": ("model_ownership", "dataset_ownership", "cause_datasets", "owners", "source_urn")}
 
 
-def _without(value: Any, names: tuple[str, ...]) -> Any:
+def without_fields(value: Any, names: tuple[str, ...]) -> Any:
+    """``value`` with every mapping's keys in ``names`` dropped, at any depth."""
     if isinstance(value, dict):
-        return {k: _without(v, names) for k, v in value.items() if k not in names}
+        return {k: without_fields(v, names) for k, v in value.items() if k not in names}
     if isinstance(value, list):
-        return [_without(v, names) for v in value]
+        return [without_fields(v, names) for v in value]
     return value
 
 
@@ -52,7 +53,7 @@ def write_corpus(home: Path, out: Path) -> None:
             version = signed.event.meta.event_version
             if version not in ADDED_IN:
                 continue
-            document = _without(signed.event.model_dump(mode="json", exclude_unset=True), ADDED_IN[version])
+            document = without_fields(signed.event.model_dump(mode="json", exclude_unset=True), ADDED_IN[version])
             document["meta"]["event_version"] = version.split(".")[0] + ".0"
             producer = signed.event.meta.producer
             key = load_private_key(producer, home / "keys" / f"{producer}.key")

@@ -14,7 +14,7 @@ from libs.ledger import LedgerStore
 from libs.ledger.projections import project
 from libs.ledger.verify import verify_all
 from libs.signing.keys import KeyRegistry
-from tests.support.envelope_corpus import ADDED_IN, _without
+from tests.support.envelope_corpus import ADDED_IN, without_fields
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "envelope-corpus"
 
@@ -63,6 +63,6 @@ def test_the_events_as_their_older_minor_writers_signed_them_open_with_the_later
         now = current[signed.event.meta.event_id]
         assert now.event.meta.event_version == entry["written_as"]
         added = ADDED_IN[entry["written_as"]]
-        assert _without(signed.event.payload.model_dump(mode="json"), added) == _without(
+        assert without_fields(signed.event.payload.model_dump(mode="json"), added) == without_fields(
             now.event.payload.model_dump(mode="json"), added
         )

@@ -18,6 +18,7 @@ from libs.ledger.projections import project
 from libs.ledger.samples import SampleKeys, repaired_incident
 from libs.ledger.verify import verify_all
 from libs.signing.dsse import sign_envelope
+from tests.support.envelope_corpus import without_fields
 
 # What 1.1 added to the diagnosis, repair and validation contracts (contracts/registry.py)
 FIELDS_OF_1_1 = ("model_ownership", "dataset_ownership", "cause_datasets")
@@ -43,14 +44,6 @@ def _signed(keys: SampleKeys, document: dict[str, Any], payload: bytes | None = 
     return envelope_bytes(sign_envelope(body, EVENT_PAYLOAD_TYPE, keys.keys[document["meta"]["producer"]]))
 
 
-def _without(value: Any, names: tuple[str, ...]) -> Any:
-    if isinstance(value, dict):
-        return {k: _without(v, names) for k, v in value.items() if k not in names}
-    if isinstance(value, list):
-        return [_without(v, names) for v in value]
-    return value
-
-
 def _diagnosis(incident: list[SignedEvent]) -> SignedEvent:
     return next(e for e in incident if e.event.meta.event_type == "DiagnosisCompleted")
 
@@ -59,7 +52,7 @@ def test_an_event_one_minor_older_is_read_with_the_new_fields_at_their_defaults(
     keys: SampleKeys, incident: list[SignedEvent]
 ) -> None:
     current = _diagnosis(incident)
-    older = _without(_document(current), FIELDS_OF_1_1)
+    older = without_fields(_document(current), FIELDS_OF_1_1)
     older["meta"]["event_version"] = "1.0"
     assert older != _document(current), "the sample carries the 1.1 fields"
     raw = _signed(keys, older)
@@ -116,7 +109,7 @@ def test_a_newer_major_has_no_contract(keys: SampleKeys, incident: list[SignedEv
 def test_every_version_must_still_be_signed_in_its_one_canonical_encoding(
     keys: SampleKeys, incident: list[SignedEvent], version: str
 ) -> None:
-    document = _without(_document(_diagnosis(incident)), FIELDS_OF_1_1 if version == "1.0" else ())
+    document = without_fields(_document(_diagnosis(incident)), FIELDS_OF_1_1 if version == "1.0" else ())
     document["meta"]["event_version"] = version
     spaced = json.dumps(document, sort_keys=True, indent=1).encode()
     with pytest.raises(MalformedMessage) as refused:
@@ -128,7 +121,7 @@ def test_an_older_event_whose_known_fields_are_not_as_signed_is_refused(
     keys: SampleKeys, incident: list[SignedEvent]
 ) -> None:
     """A value pydantic would coerce (a score sent as text) does not slip through the older-minor path."""
-    older = _without(_document(_diagnosis(incident)), FIELDS_OF_1_1)
+    older = without_fields(_document(_diagnosis(incident)), FIELDS_OF_1_1)
     older["meta"]["event_version"] = "1.0"
     older["payload"]["report"]["hypotheses"][0]["score"] = "0.82"
     with pytest.raises(MalformedMessage) as refused:
@@ -146,7 +139,7 @@ def test_a_ledger_holding_three_minors_of_one_contract_verifies_and_replays(
     for version in ("1.0", "1.1", "1.2"):
         document = _document(incident[diagnosis_at])
         if version == "1.0":
-            document = _without(document, FIELDS_OF_1_1)
+            document = without_fields(document, FIELDS_OF_1_1)
         if version == "1.2":
             document["payload"]["report"]["calibration"] = {"ece": 0.031}
         document["meta"]["event_version"] = version
