@@ -79,6 +79,9 @@ def test_every_service_serves_metrics_and_the_ledger_counts_the_incident(
         assert ledger[("modelguard_phase_duration_seconds_sum", (("phase", phase),))] > 0
     diagnosed = sum(ledger.get(("modelguard_diagnoses_total", (("result", r),)), 0) for r in ("completed", "abstained"))
     assert diagnosed == 1
+    timings = {p: round(ledger[("modelguard_phase_duration_seconds_sum", (("phase", p),))], 3) for p in PHASES}
+    counted = ledger[("modelguard_incidents_total", (("outcome", outcome),))]
+    print(f"ledger /metrics: incidents_total{{outcome={outcome}}} = {counted:g}, phase seconds {timings}")
 
     for name in SERVICES:  # FastStream's messaging metrics: every service consumed something of the incident
         samples = _scrape(ports[name])
