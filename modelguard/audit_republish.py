@@ -33,8 +33,9 @@ class Resend:
 
 def unfinished_last_events(store: LedgerStore, registry: KeyRegistry, incident_id: str | None = None) -> list[Resend]:
     """The last logged event of each incident whose projection has no terminal event, oldest activity first."""
-    projections = replay(store, registry)
+    # heads first: the ledger only grows, so the replay that follows holds every incident they name
     heads = [h for h in store.incidents() if incident_id in (None, h.incident_id)]
+    projections = replay(store, registry)
     resends: list[Resend] = []
     for head in heads:
         projection = projections[head.incident_id]

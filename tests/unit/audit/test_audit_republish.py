@@ -30,3 +30,27 @@ def test_only_unfinished_incidents_are_picked_with_their_last_event(store: Ledge
 
 def test_nothing_unfinished_is_said_plainly() -> None:
     assert resend_lines([], sent=True) == ["no unfinished incident: nothing to re-send"]
+
+
+def test_an_incident_that_starts_while_republish_reads_the_ledger_does_not_break_it(
+    store: LedgerStore, keys: SampleKeys
+) -> None:
+    """The services keep appending while republish runs: a new incident's first event can land between its reads
+    (the broker-restart e2e met it in CI as a KeyError)."""
+    stuck = repaired_incident(keys, "stuck-while-reading")[:-2]
+    arriving = repaired_incident(keys, "arriving-meanwhile", start=START + timedelta(minutes=5))[:1]
+    for event in stuck:
+        store.append(event)
+    heads = store.incidents
+
+    def incidents_as_one_more_arrives() -> list:  # the append lands just before the heads are read
+        if store.count() == len(stuck):
+            store.append(arriving[0])
+        return heads()
+
+    store.incidents = incidents_as_one_more_arrives  # type: ignore[method-assign]
+    resends = unfinished_last_events(store, keys.registry)
+    assert [r.signed.event.meta.incident_id for r in resends] == [
+        stuck[0].event.meta.incident_id,
+        arriving[0].event.meta.incident_id,
+    ]
