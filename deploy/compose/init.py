@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from contracts.registry import all_topics
+from libs.bus.topic_config import default_topic_configs
 from libs.bus.topics import ensure_topics
 from libs.settings import load_settings
 from libs.signing.key_store import KeyFiles, KeyStoreError, provision, rotate_key
@@ -74,7 +75,8 @@ def main(argv: list[str]) -> int:
         return 2
     install_default_inputs(settings)
     replication = int(os.environ.get("MODELGUARD_KAFKA_REPLICATION") or 1)
-    created = asyncio.run(ensure_topics(settings.kafka, all_topics(), settings.kafka_partitions, replication))
+    configs = default_topic_configs(all_topics())  # a week of events, the dead letters bounded (libs/bus/topic_config.py)
+    created = asyncio.run(ensure_topics(settings.kafka, all_topics(), settings.kafka_partitions, replication, configs))
     note = f" ({len(moved)} moved off the shared volume)" if moved else ""
     active = sum(1 for k in registry.entries() if k.active)
     print(f"init: {active} signing keys{note}; policies in {settings.policy_dir}; {len(created)} topics created")
