@@ -32,8 +32,9 @@ from modelguard.stack import CLIENTS, SERVICES, install_default_inputs
 KEY_VOLUMES = Path(os.environ.get("MODELGUARD_COMPOSE_KEY_VOLUMES") or "/var/lib/modelguard-keys")
 
 
-def compose_key_files(root: Path = KEY_VOLUMES) -> KeyFiles:
+def compose_key_files(root: Path | None = None) -> KeyFiles:
     """``root/registry/registry.json`` and ``root/<owner>/<owner>.key``: each folder is a volume of its own."""
+    root = root or KEY_VOLUMES
     return KeyFiles(root / "registry" / "registry.json", root, per_owner_folders=True)
 
 
@@ -75,7 +76,7 @@ def main(argv: list[str]) -> int:
         return 2
     install_default_inputs(settings)
     replication = int(os.environ.get("MODELGUARD_KAFKA_REPLICATION") or 1)
-    configs = default_topic_configs(all_topics())  # a week of events, the dead letters bounded (libs/bus/topic_config.py)
+    configs = default_topic_configs(all_topics())  # a week of events, the dead letters bounded (libs/bus/topic_config)
     created = asyncio.run(ensure_topics(settings.kafka, all_topics(), settings.kafka_partitions, replication, configs))
     note = f" ({len(moved)} moved off the shared volume)" if moved else ""
     active = sum(1 for k in registry.entries() if k.active)

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 import yaml
 
 from libs.signing.key_store import KeyFiles, create_keys
@@ -120,26 +121,24 @@ def test_init_moves_keys_off_the_shared_volume_and_keeps_the_registry(tmp_path: 
     assert init.adopt_shared_keys(shared, files, [*SERVICES, *CLIENTS]) == [], "a second run moves nothing"
 
 
-def test_init_rotates_one_services_key_in_its_volume(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
+def test_init_rotates_one_services_key_in_its_volume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     init = _init_module()
-    files = init.compose_key_files(tmp_path / "volumes")
+    monkeypatch.setattr(init, "KEY_VOLUMES", tmp_path / "volumes")
+    monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
+    files = init.compose_key_files()
     init.provision(files, [*SERVICES, *CLIENTS])
     old = load_private_key("diagnoser", files.private_key("diagnoser")).keyid
     others = {p: p.read_bytes() for p in (tmp_path / "volumes").glob("*/*.key") if p.parent.name != "diagnoser"}
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MODELGUARD_COMPOSE_KEY_VOLUMES": str(tmp_path / "volumes")}
-    script = [sys.executable, str(REPO_ROOT / "deploy" / "compose" / "init.py")]
 
-    done = subprocess.run([*script, "rotate", "diagnoser"], env=env, capture_output=True, text=True, timeout=60)
-    refused = subprocess.run([*script, "rotate", "mallory"], env=env, capture_output=True, text=True, timeout=60)
+    assert init.main(["rotate", "diagnoser"]) == 0
+    out = capsys.readouterr().out
+    assert init.main(["rotate", "mallory"]) == 2
 
-    assert done.returncode == 0, done.stderr
     new = load_private_key("diagnoser", files.private_key("diagnoser")).keyid
-    assert done.stdout.strip() == f"init: rotated diagnoser: {new} active, {old} retired"
+    assert out.strip() == f"init: rotated diagnoser: {new} active, {old} retired"
     retired = KeyRegistry.load(files.registry).get(old)
     assert retired is not None and not retired.active
     assert {p: p.read_bytes() for p in others} == others
-    assert refused.returncode == 2 and refused.stderr.startswith("init: usage: init.py [rotate {ledger,")
+    assert capsys.readouterr().err.startswith("init: usage: init.py [rotate {ledger,")
