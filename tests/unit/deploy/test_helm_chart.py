@@ -389,7 +389,7 @@ def test_the_artifacts_go_to_s3_with_credentials_as_files_and_no_claim() -> None
     assert by_kind(minio, "ConfigMap")["modelguard-config"]["data"]["MODELGUARD_S3_ENDPOINT_URL"] == (
         "http://minio.minio:9000"
     )
-    assert "must be s3://bucket/prefix" in render_error("--set", "artifacts.url=/mnt/artifacts")
+    assert "artifacts.url: Does not match pattern" in render_error("--set", "artifacts.url=/mnt/artifacts")
 
 
 def test_topic_retention_is_bounded_for_dead_letters_and_a_value_per_topic() -> None:
@@ -404,8 +404,12 @@ def test_topic_retention_is_bounded_for_dead_letters_and_a_value_per_topic() -> 
     overridden = render("--set", "topics.overrides.modelguard\\.published\\.v1.retentionHours=-1")
     published = next(d for d in overridden if d["kind"] == "KafkaTopic" and "published" in d["spec"]["topicName"])
     assert published["spec"]["config"]["retention.ms"] == -1
-    assert "must be bounded" in render_error("--set", "topics.deadLetter.retentionHours=-1")
-    assert "must be bounded" in render_error("--set", "topics.deadLetter.retentionBytes=0")
+    assert "topics.deadLetter.retentionHours: Must be greater than or equal to 1" in render_error(
+        "--set", "topics.deadLetter.retentionHours=-1"
+    )
+    assert "topics.deadLetter.retentionBytes: Must be greater than or equal to 1" in render_error(
+        "--set", "topics.deadLetter.retentionBytes=0"
+    )
     forever = "topics.overrides.modelguard\\.dead-letter\\.v1.retentionHours=-1"
     assert "must be bounded" in render_error("--set", forever)
     assert "not one of ModelGuard's topics" in render_error("--set", "topics.overrides.nope.retentionHours=1")
@@ -516,9 +520,12 @@ def test_the_alerts_read_metrics_the_services_serve() -> None:
             "kafka.secretName (the Secret with the SASL password) is required",
         ),
         (("--set", "kafka.tls.ca=true"), "kafka.tls is set but kafka.securityProtocol is PLAINTEXT"),
-        (("--set", "kafka.securityProtocol=SCRAM"), "kafka.securityProtocol must be one of"),
+        (("--set", "kafka.securityProtocol=SCRAM"), "kafka.securityProtocol must be one of the following"),
         (("--set", "datahubKafka.enabled=true", "--set", "datahubKafka.sasl.username=u"), "datahubKafka.sasl is set"),
-        (("--set", "state.mode=shared"), "state.mode must be local, ledger or secret"),
+        (("--set", "state.mode=shared"), 'state.mode must be one of the following: "local", "ledger", "secret"'),
+        (("--set", "servces.ledger.replicas=2"), "Additional property servces is not allowed"),
+        (("--set", "services.ledger.replicas=0"), "services.ledger.replicas: Must be greater than or equal to 1"),
+        (("--set", "datahubKafka.mclStart=2w"), "datahubKafka.mclStart: Does not match pattern"),
         (("--set", "schemaRegistry.auth=bearer"), "schemaRegistry.secretName is required"),
         (("--set", "config.extra.GITHUB_TOKEN=abc"), "looks like a secret"),
         (("--set", "runner.namespace=modelguard"), "runner.namespace must not be the release's namespace"),
@@ -526,3 +533,19 @@ def test_the_alerts_read_metrics_the_services_serve() -> None:
 )
 def test_values_that_cannot_work_are_refused_with_a_message_naming_them(args: tuple[str, ...], message: str) -> None:
     assert message in render_error(*args)
+
+
+@pytest.mark.parametrize("start", ["latest", "earliest", "24h", "7d", "90m", "1.5h", "2w", "soon", "-1h"])
+def test_the_mcl_start_the_chart_takes_is_what_the_context_service_reads(start: str) -> None:
+    from libs.bus.start_policy import StartPolicyError, parse_start_policy
+
+    try:
+        parse_start_policy(start)
+        readable = True
+    except StartPolicyError:
+        readable = False
+    if readable:
+        config = by_kind(render("--set", f"datahubKafka.mclStart={start}"), "ConfigMap")["modelguard-config"]
+        assert config["data"]["MODELGUARD_MCL_START"] == start
+    else:
+        assert "datahubKafka.mclStart" in render_error("--set", f"datahubKafka.mclStart={start}")
