@@ -12,7 +12,7 @@ from typing import Any
 
 from libs.signing.key_store import KeyFiles, KeyStoreError, create_keys, list_keys, rotate_key
 from libs.signing.keys import KeyRegistryError, RegisteredKey, timestamp
-from modelguard.exit_codes import OK, USAGE
+from modelguard.exit_codes import FAILURE, OK, USAGE
 
 SIGNERS = ("ledger", "detector", "context", "diagnoser", "repairer", "validator", "publisher", "reporter")
 """Who signs: the seven services (``modelguard.stack.SERVICES``) and the CI reporter (``CLIENTS``)."""
@@ -24,7 +24,8 @@ def add_keys_parser(sub: Any) -> None:
         "keys",
         help="the services' signing keys: create, rotate, list (no private material is ever printed)",
         description="The services' signing keys: create, rotate, list (no private material is ever printed). "
-        "Exit 2 on a name that signs nothing, a key that exists (create) or does not (rotate), or no registry (list).",
+        "Exit 2 on a name that signs nothing, a key that exists (create) or does not (rotate), or no registry (list); "
+        "1 when the keys folder cannot be written.",
     )
     keys.add_argument(
         "action",
@@ -51,9 +52,12 @@ def run_keys(args: argparse.Namespace) -> int:
         if args.services or args.all:
             raise KeyStoreError("keys list takes no service names")
         return _list(files)
-    except (KeyStoreError, KeyRegistryError, OSError) as exc:
+    except (KeyStoreError, KeyRegistryError) as exc:  # bad input: a name, a key that exists or not, a broken file
         print(f"modelguard keys: {' '.join(str(exc).split())}", file=sys.stderr)
         return USAGE
+    except OSError as exc:  # the folder cannot be written or read: outside the input
+        print(f"modelguard keys: {' '.join(str(exc).split())}", file=sys.stderr)
+        return FAILURE
 
 
 def _keys_dir(given: str | None) -> Path:

@@ -162,3 +162,10 @@ def test_a_registry_written_before_rotation_existed_still_loads_with_every_key_a
     [entry] = KeyRegistry.load(tmp_path / "registry.json").entries()
 
     assert (entry.keyid, entry.active, entry.created, entry.retired) == (key.keyid, True, None, None)
+
+
+def test_a_keys_folder_that_cannot_be_written_is_exit_1(keys: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys.write_text("a file where the folder should be")
+    assert main(["keys", "create", "ledger", "--keys-dir", str(keys)]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("modelguard keys: ")
