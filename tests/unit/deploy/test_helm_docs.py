@@ -2,9 +2,10 @@
 bash, in a scratch folder. Only what needs a cluster is stood in for, by small programs on the PATH: `kubectl
 create`/`label` record the Namespace, Secrets and ConfigMaps they would make (reading the files they name, so a
 missing key file fails), and `helm upgrade --install` renders with `helm template` and the same arguments; `helm lint`
-and `modelguard keys` are the real ones. Then what would be applied is checked: every object valid for Kubernetes
-1.30, the namespace labelled restricted, and every Secret and key the pods read created by the doc's commands, the
-signing keys matching the registry the release carries."""
+and `modelguard keys` are the real ones (`openssl rand` too, stood in for only where it is not installed). Then what
+would be applied is checked: every object valid for Kubernetes 1.30, the namespace labelled restricted, and every
+Secret and key the pods read created by the doc's commands, the signing keys matching the registry the release
+carries."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -93,6 +95,14 @@ if args[:2] == ["upgrade", "--install"]:
 sys.exit(f"fake helm: {' '.join(args)} is not a command this test stands in for")
 """
 
+FAKE_OPENSSL = r"""
+import secrets, sys
+
+if sys.argv[1:3] != ['rand', '-hex']:
+    sys.exit(f"fake openssl: {' '.join(sys.argv[1:])} is not a command this test stands in for")
+print(secrets.token_hex(int(sys.argv[3])))
+"""
+
 FAKE_MODELGUARD = r"""
 import os, sys
 os.execv(sys.executable, [sys.executable, "-m", "modelguard", *sys.argv[1:]])
@@ -125,6 +135,8 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _program(fakes, "kubectl", FAKE_KUBECTL)
     _program(fakes, "helm", FAKE_HELM)
     _program(fakes, "modelguard", FAKE_MODELGUARD)
+    if shutil.which("openssl") is None:  # a minimal CI image: the doc's tokens come from `openssl rand -hex 32`
+        _program(fakes, "openssl", FAKE_OPENSSL)
     env = {
         **helm_env(),
         "PATH": f"{fakes}{os.pathsep}{os.environ['PATH']}",
