@@ -32,6 +32,7 @@ from typing import Any
 from libs.sandbox.confinement import SYSTEM_FOLDERS
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.job import pod
+from libs.sandbox.job.image_policy import image_declaration
 from libs.sandbox.job.kube_api import CreatedJob, JobApi, KubeApiError
 from libs.sandbox.job.manifest import JobPlan, job_manifest
 from libs.sandbox.job.pod_exchange import PodExchange
@@ -135,7 +136,8 @@ def _workspace(image: str) -> Callable[[dict[str, Any]], ContainerState]:
         container = container_state(found, pod.WORKSPACE)
         if container.state == "waiting" and container.reason in PULL_FAILURES:
             raise EnvironmentUnavailable(
-                f"the model's image {image} could not be pulled: {container.says()}", declaration=f"image {image}"
+                f"the model's image {image} could not be pulled: {container.says()}",
+                declaration=image_declaration(image),
             )
         if (container.state == "waiting" and container.reason in START_FAILURES) or (
             container.state == "terminated" and container.reason in NOT_STARTING
@@ -143,7 +145,7 @@ def _workspace(image: str) -> Callable[[dict[str, Any]], ContainerState]:
             raise EnvironmentUnavailable(
                 f"the model's image {image} could not start the launcher (it needs python on its PATH): "
                 f"{container.says()}",
-                declaration=f"image {image}",
+                declaration=image_declaration(image),
             )
         if container.state != "terminated":
             _failed(found, "while the command ran")

@@ -24,6 +24,11 @@ PINNED = re.compile(r"^(?P<repository>[^@\s]+)@sha256:(?P<digest>[0-9a-f]{64})$"
 MAX_REFERENCE = 512
 
 
+def image_declaration(image: str) -> str:
+    """How an environment failure names the image (an EnvironmentFailed event's ``declaration``: 200 characters)."""
+    return f"image {image}"[:200]
+
+
 class ImageRefused(ValueError):
     """The image may not run here; one line."""
 

@@ -12,6 +12,7 @@ errors are ``Status`` objects (``reason``, ``message``, ``code``)."""
 from __future__ import annotations
 
 import json
+import re
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +52,13 @@ class JobApi(Protocol):
 
 
 def _warnings(response: httpx.Response) -> tuple[str, ...]:
-    """``Warning: 299 - "text"`` headers (RFC 7234), their text."""
+    """``Warning: 299 - "text"`` headers (RFC 7234), their text (a quoted string: ``\\"`` is a quote)."""
     found = []
     for value in response.headers.get_list("warning"):
         text = value.split(" ", 2)[-1].strip() if value[:3].isdigit() else value
-        found.append(text.strip('"')[:MAX_MESSAGE])
+        if len(text) >= 2 and text[0] == text[-1] == '"':
+            text = re.sub(r"\\(.)", r"\1", text[1:-1])
+        found.append(text[:MAX_MESSAGE])
     return tuple(found)
 
 
