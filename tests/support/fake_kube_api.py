@@ -15,12 +15,14 @@ beyond a counter, server-side defaulting of every field."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -237,3 +239,41 @@ class FakeKubeApi:
                 self.on_delete(pod_name)
         details = {"name": name, "group": "batch", "kind": "jobs", "uid": job["metadata"]["uid"]}
         return _status(200, "", "", details)
+
+
+@contextlib.contextmanager
+def served_on_loopback(fake: FakeKubeApi) -> Iterator[str]:
+    """The fake behind a real HTTP server on 127.0.0.1 (the adapter then speaks real HTTP to it); its URL."""
+
+    class Bridge(BaseHTTPRequestHandler):
+        def _bridge(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            request = httpx.Request(
+                self.command,
+                f"http://127.0.0.1{self.path}",
+                headers=dict(self.headers.items()),
+                content=self.rfile.read(length) if length else b"",
+            )
+            response = fake.handle(request)
+            body = response.content
+            self.send_response(response.status_code)
+            for name, value in response.headers.items():
+                if name.lower() not in ("content-length", "transfer-encoding"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_DELETE = _bridge
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Bridge)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

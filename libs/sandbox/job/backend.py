@@ -46,7 +46,7 @@ from libs.sandbox.job.pod_status import (
     pod_reason,
     unschedulable,
 )
-from libs.sandbox.job.report import job_report
+from libs.sandbox.job.report import MECHANISM, job_report
 from libs.sandbox.job.settings import ImageJobSettings
 from libs.sandbox.limits import SandboxPolicy
 from libs.sandbox.process import CommandNotAllowed, resolve_program
@@ -233,7 +233,7 @@ def run_in_job(
             container, pod_name = _run_pod(
                 watch, plan, settings, request.parcel, token, answer, answer_limit(policy.limits)
             )
-            accepted = accept_answer(answer, shipment, policy, work / "answer")
+            accepted = accept_answer(answer, shipment, policy, work / "answer", mechanisms=(MECHANISM,))
         except KubeApiError as error:
             raise RunnerUnavailable(f"refused to run workspace code: {error}") from None
         finally:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from libs.sandbox.job import pod
+from libs.sandbox.job.report import MECHANISM
 from libs.sandbox.limits import SandboxLimits
 from libs.sandbox.process import ProcessOutcome
 from libs.sandbox.remote.parcel import write_parcel
@@ -37,7 +38,6 @@ from libs.sandbox.remote.protocol import (
 from libs.sandbox.report import SandboxReport
 from libs.sandbox.verdict import ending_text, exceeded_limit
 
-MECHANISM = "kubernetes-job"
 BLOCK = 1 << 16
 NO_STATUS = 1
 """The exit status the answer carries when the launcher left no readable status."""
