@@ -217,8 +217,12 @@ class FakeKubeApi:
                 for pod in self.pods.values()
                 if pod["metadata"]["namespace"] == namespace and pod["metadata"]["labels"].get(key) == value
             ]
-            listed = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.version)}}
-        listed["items"] = items
+            listed: dict[str, Any] = {
+                "kind": "PodList",
+                "apiVersion": "v1",
+                "metadata": {"resourceVersion": str(self.version)},
+                "items": items,
+            }
         kubernetes_validate.validate(listed, VERSION, strict=True)
         return httpx.Response(200, json=listed)
 

@@ -40,35 +40,37 @@ def _union(a: TreeChanges, b: TreeChanges) -> TreeChanges:
     )
 
 
-def isolation_texts(plan: JobPlan, pod_name: str) -> dict[str, str]:
+def with_isolation(report: SandboxReport, plan: JobPlan, pod_name: str) -> SandboxReport:
+    """``report`` with what enforced what, as the caller made the Job (nothing the pod said about itself)."""
     limits = plan.limits
-    return {
-        "mechanism": MECHANISM,
-        "identity": (
+    return dataclasses.replace(
+        report,
+        mechanism=MECHANISM,
+        identity=(
             f"uid {pod.WORKSPACE_UID} in the model's image {plan.image}, pod {pod_name or '?'} of Job {plan.name} "
             f"in namespace {plan.namespace}"
         ),
-        "network_isolation": (
+        network_isolation=(
             f"by NetworkPolicy: namespace {plan.namespace} denies the pod every egress (enforced where the cluster's "
             "network plugin enforces NetworkPolicy; not checked from here)"
         ),
-        "filesystem_isolation": (
+        filesystem_isolation=(
             "a pod of its own: the model's image with a read-only root file system, the revision and the named "
             "inputs read-only, the output folders and /tmp writable; no Secret, no service-account token"
         ),
-        "process_limit": (
+        process_limit=(
             "not enforced per command (the node's pod PID limit, the kubelet's podPidsLimit, where the cluster sets "
             "one)"
         ),
-        "memory_limit": (
+        memory_limit=(
             f"enforced (the container's memory limit: {limits.memory_bytes} bytes together, the kernel's OOM killer; "
             f"RLIMIT_AS {limits.memory_bytes} bytes per process)"
         ),
-        "cpu_limit": (
+        cpu_limit=(
             f"per process only (RLIMIT_CPU {math.ceil(limits.cpu_s)} s per process); the container's CPU limit of "
             f"{plan.cpu} cores caps the rate"
         ),
-    }
+    )
 
 
 def job_outcome(accepted: Accepted, container: ContainerState) -> tuple[int, SandboxReport]:
@@ -104,8 +106,7 @@ def job_report(
 ) -> tuple[int, SandboxReport]:
     returncode, report = job_outcome(accepted, container)
     report = dataclasses.replace(
-        report,
-        **isolation_texts(plan, pod_name),
+        with_isolation(report, plan, pod_name),
         hidden=(),
         inputs=tuple(str(given.path) for given in request.inputs),
         workspace_changes=_union(report.workspace_changes, changes),
