@@ -70,7 +70,8 @@ def _deadline_s(plan: JobPlan) -> int:
 def _volumes(plan: JobPlan) -> list[dict[str, Any]]:
     limits = plan.limits
     sizes = {
-        "request": 2 * plan.request_bytes + 64 * MIB,  # the parcel while it is read, and what it unpacks to
+        # the parcel as received, its members as read out of it, and the trees they unpack to
+        "request": 3 * plan.request_bytes + 64 * MIB,
         "outputs": 2 * MAX_OUTPUTS_BYTES,
         "plan": 16 * MIB,
         "results": 2 * limits.output_bytes + MIB,
