@@ -124,9 +124,14 @@ class DeadLetterStore:
             "sha256": digest,
         }
         dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(DEAD_LETTERS).values(**row).on_conflict_do_nothing(index_elements=["id"])
+        statement = (
+            dialect.insert(DEAD_LETTERS)
+            .values(**row)
+            .on_conflict_do_nothing(index_elements=["id"])
+            .returning(DEAD_LETTERS.c.id)  # a row back when it was kept (psycopg's rowcount does not say)
+        )
         with self._writer.begin() as connection:
-            return connection.execute(statement).rowcount == 1
+            return connection.execute(statement).first() is not None
 
     def count(self) -> int:
         with self._engine.connect() as connection:
