@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aiokafka.structs import ConsumerRecord
+from aiokafka.structs import ConsumerRecord  # type: ignore[import-untyped]
 from starlette.testclient import TestClient
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for
@@ -71,7 +72,9 @@ class _Table(HTMLParser):
 
     def __init__(self, table_class: str) -> None:
         super().__init__()
-        self.table_class, self.depth, self.rows, self._cell = table_class, 0, [], None  # type: ignore[var-annotated]
+        self.table_class, self.depth = table_class, 0
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
         self._in_body = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -103,7 +106,8 @@ def table(page: str, table_class: str) -> list[list[str]]:
     return parser.rows
 
 
-def _record(offset: int, sent: Sent, headers: dict[str, str] | list[tuple[str, bytes]]) -> ConsumerRecord:  # type: ignore[type-arg]
+def _record(offset: int, sent: Sent, headers: dict[str, str] | list[tuple[str, bytes]]) -> Any:
+    """A record of the dead-letter topic as aiokafka hands it to the ledger's consumer."""
     raw_headers = [(k, v.encode()) for k, v in headers.items()] if isinstance(headers, dict) else headers
     return ConsumerRecord(
         topic=DEAD_LETTER_TOPIC,

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from aiokafka.structs import ConsumerRecord
+from aiokafka.structs import ConsumerRecord  # type: ignore[import-untyped]
 from starlette.testclient import TestClient
 
 from contracts.registry import DEAD_LETTER_TOPIC

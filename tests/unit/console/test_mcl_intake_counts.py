@@ -17,7 +17,8 @@ def _served(decided: list[tuple[Outcome, str]]) -> str:
     counts = ContextCounts()
     for outcome, reason in decided:
         counts.add(outcome, reason)
-    return ServicePrometheus("context", [MclRecordsCollector(lambda: counts)]).exposition().decode()
+    collector = MclRecordsCollector(lambda: counts)
+    return ServicePrometheus("context", [collector]).exposition().decode()  # type: ignore[list-item]
 
 
 def test_what_the_context_service_serves_reads_back_as_its_counts() -> None:
