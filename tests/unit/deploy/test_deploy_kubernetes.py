@@ -208,6 +208,43 @@ def test_the_console_holds_no_signing_key_and_reads_the_artifacts_read_only() ->
     assert "modelguard-console" in database["matchExpressions"][0]["values"]
 
 
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A label selector (matchLabels, matchExpressions with In / NotIn) as the API server evaluates it."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        present = labels.get(expression["key"]) in expression["values"]
+        if present != (expression["operator"] == "In"):
+            return False
+    return True
+
+
+def test_the_console_reaches_the_context_services_metrics_and_no_kafka() -> None:
+    documents = _rendered("default")
+    deployments = _by_kind(documents, "Deployment")
+    console = deployments["modelguard-console"]["spec"]["template"]
+    context = deployments["modelguard-context"]["spec"]["template"]
+    [container] = console["spec"]["containers"]
+    url = {e["name"]: e.get("value") for e in container["env"]}["MODELGUARD_CONSOLE_CONTEXT_METRICS_URL"]
+    assert url == "http://modelguard-context:8080/metrics"
+    service = _by_kind(documents, "Service")["modelguard-context"]["spec"]
+    assert _selects(service, context["metadata"]["labels"]) and service["ports"][0]["port"] == 8080
+    assert {"name": "health", "containerPort": 8080} in context["spec"]["containers"][0]["ports"]
+    policies = _by_kind(documents, "NetworkPolicy")
+    allowed = policies["modelguard-console-context"]["spec"]
+    assert _selects(allowed["podSelector"], console["metadata"]["labels"])
+    [egress] = allowed["egress"]
+    assert _selects(egress["to"][0]["podSelector"], context["metadata"]["labels"])
+    assert egress["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    kafka = policies["modelguard-kafka"]["spec"]["podSelector"]
+    assert not _selects(kafka, console["metadata"]["labels"]), "the console reads no topic"
+    assert all(
+        _selects(kafka, deployments[f"modelguard-{s}"]["spec"]["template"]["metadata"]["labels"]) for s in SERVICES
+    )
+    secured = _by_kind(_rendered("secured-kafka"), "Deployment")["modelguard-console"]["spec"]["template"]["spec"]
+    assert not any("secret" in v for v in secured["volumes"]), "no Kafka credential in the console's pod"
+
+
 def test_keys_and_tokens_come_from_secrets_and_configuration_from_configmaps() -> None:
     documents = _rendered("default")
     assert "Secret" not in {d["kind"] for d in documents}, "Secrets are created by the operator, not shipped"
