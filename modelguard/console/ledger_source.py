@@ -1,8 +1,10 @@
-"""What the console reads: the ledger it was started on, its public keys, and the home's artifact store."""
+"""What the console reads: the ledger it was started on (and the dead letters kept beside it), its public keys, and
+the home's artifact store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ from contracts.registry import Event
 from libs.artifacts.store import LocalArtifactStore
 from libs.events.codec import MalformedMessage
 from libs.ledger import IncidentProjection, LedgerRow, LedgerStore, decode_row, replay
+from libs.operations.dead_letter_store import DeadLetterStore
 from libs.signing.keys import KeyRegistry
 
 
@@ -30,6 +33,11 @@ class ConsoleLedger:
 
     def rows(self, incident_id: str) -> list[LedgerRow]:
         return self.store.incident_events(incident_id)
+
+    @cached_property
+    def dead_letters(self) -> DeadLetterStore:
+        """The dead letters the ledger service keeps in the same database (unsigned; never created from here)."""
+        return DeadLetterStore(self.store.url)
 
     def artifacts(self) -> LocalArtifactStore:
         return LocalArtifactStore(self.artifacts_dir)

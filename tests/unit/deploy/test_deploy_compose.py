@@ -109,6 +109,10 @@ def test_the_console_reads_the_home_read_only_behind_its_token_on_loopback() -> 
     assert console["ports"] == ["127.0.0.1:8089:8080"]  # the console's own port is the one /readyz is probed on
     assert "http://127.0.0.1:8080/readyz" in " ".join(console["healthcheck"]["test"])
     assert "graphviz" in (REPO_ROOT / "Dockerfile").read_text()
+    # the MCL intake's counts: the context service's health port, where every service serves /metrics
+    services = _compose()["services"]
+    assert console["environment"]["MODELGUARD_CONSOLE_CONTEXT_METRICS_URL"] == "http://context:8080/metrics"
+    assert services["context"]["environment"]["MODELGUARD_HEALTH_PORT"] == "8080"
 
 
 def test_what_the_dockerfile_copies_exists_and_is_not_docker_ignored() -> None:

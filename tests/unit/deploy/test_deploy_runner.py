@@ -107,8 +107,8 @@ def _selects(policy: dict[str, Any], labels: dict[str, str]) -> bool:
     if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
         return False
     for expression in selector.get("matchExpressions", []):
-        assert expression["operator"] == "In"
-        if labels.get(expression["key"]) not in expression["values"]:
+        assert expression["operator"] in ("In", "NotIn")
+        if (labels.get(expression["key"]) in expression["values"]) != (expression["operator"] == "In"):
             return False
     return True
 

@@ -228,6 +228,65 @@ def test_the_console_holds_no_signing_key_and_reads_the_artifacts_read_only() ->
     assert "modelguard-console" in database["matchExpressions"][0]["values"]
 
 
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A label selector (matchLabels, matchExpressions with In / NotIn) as the API server evaluates it."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] in ("In", "NotIn"), expression
+        present = labels.get(expression["key"]) in expression["values"]
+        if present != (expression["operator"] == "In"):
+            return False
+    return True
+
+
+def test_the_console_reaches_the_context_services_metrics_and_no_kafka() -> None:
+    documents = render()
+    deployments = by_kind(documents, "Deployment")
+    console = deployments["modelguard-console"]["spec"]["template"]
+    context = deployments["modelguard-context"]["spec"]["template"]
+    [container] = console["spec"]["containers"]
+    url = {e["name"]: e.get("value") for e in container["env"]}["MODELGUARD_CONSOLE_CONTEXT_METRICS_URL"]
+    assert url == "http://modelguard-context:8080/metrics"
+    service = by_kind(documents, "Service")["modelguard-context"]
+    assert service["metadata"]["namespace"] == NAMESPACE
+    spec = service["spec"]
+    assert _selects({"matchLabels": spec["selector"]}, context["metadata"]["labels"])
+    assert not _selects({"matchLabels": spec["selector"]}, console["metadata"]["labels"]), "the check can fail"
+    [port] = spec["ports"]
+    assert port["port"] == 8080
+    assert {"name": "health", "containerPort": 8080} in context["spec"]["containers"][0]["ports"]
+    assert port["targetPort"] == "health"
+    assert "app.kubernetes.io/component" not in service["metadata"]["labels"], "not scraped twice by monitoring"
+    policies = by_kind(documents, "NetworkPolicy")
+    allowed = policies["modelguard-console-context"]["spec"]
+    assert _selects(allowed["podSelector"], console["metadata"]["labels"])
+    assert not _selects(allowed["podSelector"], context["metadata"]["labels"])
+    [egress] = allowed["egress"]
+    [peer] = egress["to"]
+    assert set(peer) == {"podSelector"}, "the release's own namespace, the context pods only"
+    assert _selects(peer["podSelector"], context["metadata"]["labels"])
+    assert egress["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    for variant in sorted(VARIANTS):
+        rendered = render(*VARIANTS[variant])
+        labels = {n: d["spec"]["template"]["metadata"]["labels"] for n, d in by_kind(rendered, "Deployment").items()}
+        kafka = by_kind(rendered, "NetworkPolicy")["modelguard-kafka"]["spec"]["podSelector"]
+        assert not _selects(kafka, labels["modelguard-console"]), ("the console reads no topic", variant)
+        assert all(_selects(kafka, labels[f"modelguard-{s}"]) for s in SERVICES), variant
+    secured = render(*VARIANTS["secured-kafka"])
+    pod = pods(secured)["modelguard-console"]
+    assert not any("secret" in v for v in pod["volumes"]), "no Kafka credential in the console's pod"
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    assert not any("KAFKA" in name for name in env), "no Kafka password file, no Kafka certificate"
+    assert any(
+        v.get("secret", {}).get("secretName") == "modelguard-kafka"
+        for v in pods(secured)["modelguard-ledger"]["volumes"]
+    ), "the services get it: the check can fail"
+    without = render("--set", "console.enabled=false")
+    assert "modelguard-context" not in by_kind(without, "Service")
+    assert "modelguard-console-context" not in by_kind(without, "NetworkPolicy")
+
+
 def _secret_names(pod: dict[str, Any]) -> set[str]:
     [container] = pod["containers"]
     named = {e["valueFrom"]["secretKeyRef"]["name"] for e in container.get("env", []) if "valueFrom" in e}

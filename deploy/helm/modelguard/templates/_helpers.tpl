@@ -3,7 +3,7 @@
 ledger detector context diagnoser repairer validator publisher
 {{- end -}}
 
-{{/* The services that run a pull request's code, through the workspace runner. */}}
+{{/* The services that run a pull request's code: through the workspace runner, or as Jobs in the model's image. */}}
 {{- define "modelguard.runnerCallers" -}}
 detector diagnoser validator
 {{- end -}}
