@@ -1,4 +1,5 @@
-# One image for every ModelGuard service: the command picks the service (docker-compose.yml, deploy/kubernetes/).
+# One image for every ModelGuard service: the command picks the service (docker-compose.yml, the Helm chart
+# deploy/helm/modelguard).
 # Slim, non-root (uid 10001), no bytecode written at run time, so pods can run with a read-only root filesystem
 # (give them a writable /tmp and $MODELGUARD_HOME).
 FROM python:3.11-slim
