@@ -623,6 +623,9 @@ def parser() -> argparse.ArgumentParser:
     from modelguard.console.command import add_console_parser
 
     add_console_parser(sub)
+    from modelguard.keys_command import add_keys_parser
+
+    add_keys_parser(sub)
     return root
 
 

@@ -541,7 +541,11 @@ def run_service(
         raise SystemExit(2) from None
     runtime.telemetry.install()
     if extend is not None:
-        extend(runtime)
+        try:
+            extend(runtime)
+        except SettingsError as exc:  # the detector's ingestion settings, the CI reporter's key: one line
+            print(f"{definition.name}: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     health = start_health_server(runtime.health, runtime.prometheus.exposition)
     try:
         asyncio.run(runtime.app.run())
@@ -556,11 +560,21 @@ def run_service(
         runtime.telemetry.shutdown()
 
 
+class RetiredSigningKey(ValueError):
+    """The service's key is not its active key in the registry: rotated out, or never registered."""
+
+
 def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegistry]:
+    """The service's signing key (``MODELGUARD_SIGNING_KEY_FILE``, else ``<keys dir>/<service>.key``) and the key
+    registry; a key the registry does not list as the service's active one signs nothing (RetiredSigningKey)."""
     from libs.signing.keys import load_private_key
 
     key_path = Path(os.environ.get("MODELGUARD_SIGNING_KEY_FILE", str(settings.keys_dir / f"{service}.key")))
-    return load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
+    key, registry = load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
+    problem = registry.signing_key_problem(key)
+    if problem is not None:
+        raise RetiredSigningKey(problem)
+    return key, registry
 
 
 def serve(
@@ -574,6 +588,9 @@ def serve(
         raise SystemExit(2) from None
     try:
         key, registry = service_key(settings, name)
+    except RetiredSigningKey as exc:  # rotated out, or not registered: it would sign what nobody can verify
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     except (OSError, ValueError) as exc:  # no key, an unreadable one, a broken registry: one line, not a trace
         print(f"{name}: cannot load its signing key or the key registry: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

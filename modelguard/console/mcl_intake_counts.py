@@ -3,7 +3,8 @@
 The context service keeps its counts in its mirror, which lives in its own state (a file on its own volume); what
 it publishes of them to everyone is ``modelguard_mcl_records_total{verdict,reason}`` on its health port
 (``services/context/mcl_metrics.py``). The console reads that, so a console in its own pod needs only to reach
-the context service's port 8080 (deploy/kubernetes/console.yaml), and never another service's files.
+the context service's port 8080 (the Helm chart's modelguard-context Service, templates/console.yaml), and never
+another service's files.
 
 The answer is read as untrusted text: at most ``MAX_BYTES``, within ``TIMEOUT_S``, no redirect followed, and of it
 only the one family, each count a whole non-negative number and each reason cut to ``MAX_REASON`` characters.

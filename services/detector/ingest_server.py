@@ -108,6 +108,8 @@ class _Server(uvicorn.Server):
 def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letters: DeadLetterLog) -> IngestPorts:
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
+    if (problem := runtime.registry.signing_key_problem(reporter_key)) is not None:
+        raise SettingsError(f"the CI reporter's key (MODELGUARD_REPORTER_KEY_FILE): {problem}")
     pins = settings.state_dir(runtime.definition.name) / PINS_FILE
     policies = detector_catalog(settings.policy_dir, pins, settings.central_policy)
     artifacts = LocalArtifactStore(settings.artifacts_dir)

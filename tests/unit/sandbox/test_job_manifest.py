@@ -12,12 +12,11 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from libs.sandbox.job import pod
 from libs.sandbox.job.manifest import JobPlan, job_manifest
 from libs.sandbox.limits import GIB, MIB, SandboxLimits
-from modelguard.stack import REPO_ROOT
+from tests.support.helm import render
 from tests.support.pod_security import restricted_violations
 
 IMAGE = "registry.example.com/ml/churn@sha256:" + "ab" * 32
@@ -65,8 +64,8 @@ def test_the_pod_is_admitted_by_pod_security_restricted() -> None:
 
 
 def test_the_checker_refuses_the_workspace_runners_relaxed_pod() -> None:
-    documents = yaml.safe_load_all((REPO_ROOT / "deploy" / "kubernetes" / "runner.yaml").read_text())
-    [runner] = [d for d in documents if d and d["kind"] == "Deployment"]
+    """The runner's Deployment as the Helm chart renders it (tests/support/helm.py: skipped without helm)."""
+    [runner] = [d for d in render() if d["kind"] == "Deployment" and d["metadata"]["name"] == "modelguard-runner"]
     problems = restricted_violations(runner["spec"]["template"]["metadata"], runner["spec"]["template"]["spec"])
     assert any("seccompProfile" in p for p in problems) and any("procMount" in p for p in problems)
     assert any("appArmorProfile" in p for p in problems)
