@@ -124,13 +124,19 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _policy(args: argparse.Namespace) -> int:
-    from libs.model_policies.pins import PINS_FILE, PolicyPins
+    from libs.model_policies.pins import PINS_SERVICE, POLICY_PINS, PolicyPins
+    from libs.state.open_state import state_database
+    from libs.state.sql_tables import StateUnavailable
+    from libs.state.sqlite_state import SqliteState
 
     settings = load_settings()
-    path = settings.state_dir("detector") / PINS_FILE
-    if not path.exists():
+    state = state_database(settings)
+    if isinstance(state, SqliteState) and not (path := state.path_of(PINS_SERVICE, POLICY_PINS)).exists():
         raise CliError(f"no pinned policies: {path} does not exist (no model has submitted one)")
-    pins = PolicyPins(path)
+    try:
+        pins = PolicyPins.of(state)
+    except StateUnavailable as exc:
+        raise CliError(f"the state database ({state.describe()}) does not answer: {exc}") from None
     try:
         if args.action == "pins":
             for pin in pins.all():

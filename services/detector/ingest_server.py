@@ -38,7 +38,6 @@ from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
 from libs.ledger import LedgerStore
-from libs.model_policies.pins import PINS_FILE
 from libs.policy import PolicyError, parse_policy
 from libs.settings import Settings, SettingsError
 from libs.signing.keys import load_private_key
@@ -108,8 +107,7 @@ class _Server(uvicorn.Server):
 def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letters: DeadLetterLog) -> IngestPorts:
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
-    pins = settings.state_dir(runtime.definition.name) / PINS_FILE
-    policies = detector_catalog(settings.policy_dir, pins, settings.central_policy)
+    policies = detector_catalog(settings.policy_dir, runtime.state, settings.central_policy)
     artifacts = LocalArtifactStore(settings.artifacts_dir)
     tracer = runtime.telemetry.tracer_provider.get_tracer("modelguard.detector.ingest")
     ledger: list[LedgerStore] = []
@@ -170,7 +168,7 @@ def attach_ingestion(runtime: ServiceRuntime) -> None:
     ingest = ingest_settings(runtime.settings)
     if ingest is None:
         return
-    dead_letters = DeadLetterLog(runtime.settings.state_dir(runtime.definition.name) / "dead_letters.sqlite")
+    dead_letters = DeadLetterLog.of(runtime.state, runtime.definition.name)
     watch_dead_letters(runtime, dead_letters)
     app = ingestion_app(ingestion_ports(runtime, ingest, dead_letters))
     config = uvicorn.Config(app, host=ingest.host, port=ingest.port, log_level="warning", access_log=False)
