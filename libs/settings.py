@@ -8,6 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from libs.artifacts.s3_location import (
+    ARTIFACTS_URL_ENV,
+    S3_ENDPOINT_ENV,
+    ArtifactsUrlError,
+    credential_files,
+    s3_location_from,
+)
 from libs.bus.kafka_connection import (
     BUS_PREFIX,
     KafkaConnection,
@@ -165,6 +172,12 @@ class Settings:
     state_url: str | None = None
     """The services' small state in PostgreSQL (``MODELGUARD_STATE_URL``, default: a PostgreSQL ledger's URL);
     None: SQLite files in each service's state folder (``libs/state``)."""
+    artifacts_url: str | None = None
+    """Object storage for artifacts (``MODELGUARD_ARTIFACTS_URL``, ``s3://bucket/prefix``); None: ``artifacts_dir``."""
+    s3_endpoint_url: str | None = None
+    """A non-AWS S3 endpoint (``MODELGUARD_S3_ENDPOINT_URL``: MinIO, Ceph, moto)."""
+    s3_credential_files: tuple[Path, ...] = ()
+    """Files the object store's credentials are read from (``AWS_*_FILE``): secrets no sandboxed command reads."""
     claim_lease_s: float = 30.0
     """How long a replica's claim on an input holds without renewal (``MODELGUARD_CLAIM_LEASE_S``): a replica that
     dies mid-input leaves it to another after this (``libs/bus/processed_inputs.py``)."""
@@ -215,6 +228,13 @@ def load_settings(default_home: Path | None = None) -> Settings:
         state_url = state_url_from(os.environ, ledger_url)
     except StateUrlError as exc:
         raise SettingsError(str(exc)) from None
+    artifacts_url = os.environ.get(ARTIFACTS_URL_ENV, "").strip() or None
+    s3_endpoint = os.environ.get(S3_ENDPOINT_ENV, "").strip() or None
+    if artifacts_url is not None:
+        try:
+            s3_location_from(artifacts_url, s3_endpoint)
+        except ArtifactsUrlError as exc:
+            raise SettingsError(str(exc)) from None
     return Settings(
         home=home,
         kafka=kafka,
@@ -225,6 +245,9 @@ def load_settings(default_home: Path | None = None) -> Settings:
         ledger_url=ledger_url,
         state_url=state_url,
         claim_lease_s=_positive("MODELGUARD_CLAIM_LEASE_S", 30.0),
+        artifacts_url=artifacts_url,
+        s3_endpoint_url=s3_endpoint,
+        s3_credential_files=credential_files(os.environ),
         artifacts_dir=Path(os.environ.get("MODELGUARD_ARTIFACTS_DIR", str(home / "artifacts"))),
         keys_dir=Path(os.environ.get("MODELGUARD_KEYS_DIR", str(home / "keys"))),
         policy_dir=Path(os.environ.get("MODELGUARD_POLICY_DIR", str(home / "policies"))),

@@ -38,6 +38,7 @@ def add_console_parser(sub: Any) -> None:
 def run_console(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from libs.artifacts.open_store import artifact_store
     from libs.settings import load_settings
     from modelguard.cli import CliError, _audit_ledger, _registry
     from modelguard.console.app import console_app
@@ -55,7 +56,7 @@ def run_console(args: argparse.Namespace) -> int:
     except ConsoleConfigError as exc:
         raise CliError(str(exc)) from exc
     settings = load_settings()
-    ledger = ConsoleLedger(_audit_ledger(settings), _registry(settings), settings.artifacts_dir)
+    ledger = ConsoleLedger(_audit_ledger(settings), _registry(settings), artifact_store(settings))
     listener = _listen(config)
     host, port = listener.getsockname()[:2]
     auth = "none (loopback only)" if not config.auth.configured else _auth_line(config)

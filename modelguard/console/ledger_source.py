@@ -1,13 +1,12 @@
-"""What the console reads: the ledger it was started on, its public keys, and the home's artifact store."""
+"""What the console reads: the ledger it was started on, its public keys, and the deployment's artifact store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from contracts.registry import Event
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.store import ArtifactStore
 from libs.events.codec import MalformedMessage
 from libs.ledger import IncidentProjection, LedgerRow, LedgerStore, decode_row, replay
 from libs.signing.keys import KeyRegistry
@@ -17,7 +16,7 @@ from libs.signing.keys import KeyRegistry
 class ConsoleLedger:
     store: LedgerStore
     registry: KeyRegistry
-    artifacts_dir: Path
+    artifact_store: ArtifactStore
 
     def projections(self) -> tuple[dict[str, IncidentProjection], str | None]:
         """Every incident rebuilt by replay, each signature checked. When one fails, the projections decoded
@@ -31,8 +30,8 @@ class ConsoleLedger:
     def rows(self, incident_id: str) -> list[LedgerRow]:
         return self.store.incident_events(incident_id)
 
-    def artifacts(self) -> LocalArtifactStore:
-        return LocalArtifactStore(self.artifacts_dir)
+    def artifacts(self) -> ArtifactStore:
+        return self.artifact_store
 
 
 def verified_event(row: LedgerRow, registry: KeyRegistry) -> Event[Any] | None:

@@ -31,7 +31,8 @@ from opentelemetry.trace import SpanKind
 from contracts.common import PolicyRef
 from contracts.events.evaluation import EvaluationReported
 from contracts.registry import contract_for
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStoreUnavailable
 from libs.bus.headers import event_headers
 from libs.bus.runtime import ServiceRuntime
 from libs.ci_policy import CiPolicy
@@ -108,7 +109,7 @@ def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letter
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
     policies = detector_catalog(settings.policy_dir, runtime.state, settings.central_policy)
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     tracer = runtime.telemetry.tracer_provider.get_tracer("modelguard.detector.ingest")
     ledger: list[LedgerStore] = []
 
@@ -140,7 +141,7 @@ def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letter
         """The `ci` section of the policy the run was gated by, as the incident recorded it."""
         try:
             return parse_policy(artifacts.get(ref.artifact), f"policy {ref.name}").ci
-        except (ArtifactNotFound, ArtifactCorrupted, PolicyError) as exc:
+        except (ArtifactNotFound, ArtifactCorrupted, ArtifactStoreUnavailable, PolicyError) as exc:
             log.warning("the recorded policy %s is unreadable (%s): CI results by the defaults", ref.name, exc)
             return CiPolicy()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contracts.common import PolicyRef
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import RejectedInput, ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.policy import PolicyError
@@ -20,7 +20,7 @@ NAME = "detector"
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     policies = detector_catalog(settings.policy_dir, state_database(settings), settings.central_policy)
     referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch")
 
