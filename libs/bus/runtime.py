@@ -191,7 +191,9 @@ class ServiceRuntime:
             )
         self.state = state_database(settings)
         self.processed = ProcessedInputs.of(self.state, definition.name)
-        self.replica = replica_name(definition.name)
+        self.instance = os.environ.get("MODELGUARD_INSTANCE", "").strip() or definition.name
+        """This process's name in the stack (``diagnoser``, or a replica's ``diagnoser-2``)."""
+        self.replica = replica_name(self.instance)
         """This process among the service's replicas: the owner of the claims it takes."""
         self.delivery = default_delivery_policy(settings.central_policy)
         self._unreachable: set[str] = set()
@@ -265,7 +267,7 @@ class ServiceRuntime:
         return [bus, ("datahub", self.settings.mcl_kafka, self.external_broker)]
 
     async def _announce_ready(self) -> None:
-        ready = self.settings.run_dir / f"{self.definition.name}.ready"
+        ready = self.settings.run_dir / f"{self.instance}.ready"
         ready.parent.mkdir(parents=True, exist_ok=True)
         ready.write_text(str(os.getpid()))
         self.health.ready = True
