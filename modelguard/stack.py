@@ -159,8 +159,9 @@ def topics_to_create(settings: Settings, owns_broker: bool) -> list[str]:
 
 
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
-    # DataHub and GitHub credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*) pass through, nothing else
-    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_")
+    # DataHub, GitHub and object storage credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*, AWS_*) pass
+    # through, nothing else
+    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_", "AWS_")
     env = {k: v for k, v in os.environ.items() if k.startswith(passed)}
     env.update(
         MODELGUARD_HOME=str(settings.home),
