@@ -29,6 +29,7 @@ from opentelemetry import trace
 from prometheus_client.registry import Collector
 from pydantic import BaseModel
 
+from contracts.meta import EventMeta
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
@@ -392,26 +393,42 @@ class ServiceRuntime:
         if not await self._claim(meta.event_id, what):
             return
         keeping = asyncio.create_task(self._keep_claim(meta.event_id, what))
+        try:
+            await self._handle_claimed(signed, meta, what, raw, source, record.key, keeping)
+        finally:
+            keeping.cancel()  # whatever happened, this replica no longer renews the claim
+
+    async def _handle_claimed(
+        self,
+        signed: SignedEvent,
+        meta: EventMeta,
+        what: str,
+        raw: bytes,
+        source: str,
+        key: bytes | None,
+        keeping: asyncio.Task[None],
+    ) -> None:
+        """Handle an input this replica has claimed: its outputs published and recorded, or its dead letter."""
         started = time.perf_counter()
         try:
             outputs = await asyncio.to_thread(self._handle, signed)
         except RejectedInput as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "rejected")
-            await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
+            await self.dead_letter(raw, exc.reason, exc.detail, source, key)
             await self._done(meta.event_id, [], keeping)
             return
         except TransientFailure as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "retry")
             keeping.cancel()
             await asyncio.to_thread(self.processed.release, meta.event_id, self.replica)
-            if await self._retry_or_give_up(meta.event_id, what, exc, raw, source, record.key):
+            if await self._retry_or_give_up(meta.event_id, what, exc, raw, source, key):
                 raise
             await self._done(meta.event_id, [], keeping)
             return
         except Exception as exc:  # a bug or bad data in a handler must not stop the service
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "error")
             detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-            await self.dead_letter(raw, "handler-error", detail, source, record.key)
+            await self.dead_letter(raw, "handler-error", detail, source, key)
             await self._done(meta.event_id, [], keeping)
             return
         elapsed = time.perf_counter() - started
