@@ -5,6 +5,7 @@ same rules on PostgreSQL)."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -91,3 +92,17 @@ def test_a_claim_of_a_process_that_is_gone_is_taken_over_before_its_lease_ends(t
     assert store.take_over("e4", dead, mine, lease_s=600)
     assert not store.take_over("e4", dead, "a-third-replica", lease_s=600), "taken over once"
     assert store.claim("e4", "a-third-replica", lease_s=600) is not None
+
+
+def test_a_state_file_written_before_the_port_is_read_as_it_was(tmp_path: Path) -> None:
+    old = tmp_path / "diagnoser" / "processed.sqlite"
+    old.parent.mkdir()
+    with sqlite3.connect(old) as connection:  # the tables as the services created them before libs/state
+        connection.execute("CREATE TABLE processed (event_id TEXT PRIMARY KEY, outputs TEXT NOT NULL)")
+        connection.execute("CREATE TABLE attempts (input_id TEXT PRIMARY KEY, failed INTEGER NOT NULL)")
+        connection.execute("INSERT INTO processed VALUES ('old', '[\"{}\"]')")
+        connection.execute("INSERT INTO attempts VALUES ('x', 2)")
+    connection.close()
+    store = _inputs(tmp_path)
+    assert store.outputs_of("old") == [b"{}"] and store.failed_attempt("x") == 3
+    assert store.claim("new", "replica-a", lease_s=60) is None, "the claims table is added beside the old ones"
