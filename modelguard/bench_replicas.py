@@ -19,7 +19,7 @@ from pathlib import Path
 from libs.bus.producer import publish_signed
 from libs.ledger import LedgerStore
 from libs.signing.keys import KeyRegistry
-from modelguard.bench import fresh_home, synthetic_reports, wait_all
+from modelguard.bench import fresh_home, percentile, pipeline_figures, synthetic_reports, wait_all
 from modelguard.consumer_groups import wait_for_stable_group
 from modelguard.replicas import instance_names
 from modelguard.stack import stack_down, stack_up
@@ -35,6 +35,8 @@ class ReplicaRun:
     wall_s: float
     handled: dict[str, int]
     """ContextCollected inputs each diagnoser process handled, from its log."""
+    diagnose_latency_s: list[float]
+    """Per incident: from ContextCollected to the diagnosis, queueing for a diagnoser included."""
 
     @property
     def per_minute(self) -> float:
@@ -42,9 +44,11 @@ class ReplicaRun:
 
     def line(self) -> str:
         split = ", ".join(f"{name} {n}" for name, n in sorted(self.handled.items()))
+        latency = self.diagnose_latency_s
         return (
             f"{self.diagnosers} diagnoser(s): {self.completed}/{self.incidents} incidents in {self.wall_s:.1f} s "
-            f"→ {self.per_minute:.2f} incidents/min (diagnoses: {split})"
+            f"→ {self.per_minute:.2f} incidents/min; diagnosis latency p50 {percentile(latency, 0.5):.1f} s, "
+            f"max {max(latency, default=float('nan')):.1f} s (diagnoses: {split})"
         )
 
 
@@ -72,7 +76,8 @@ def run_once(out: Path, diagnosers: int, incidents: int) -> ReplicaRun:
     finally:
         stack_down(settings)
     handled = handled_inputs(settings.home / "logs", instance_names("diagnoser", diagnosers))
-    return ReplicaRun(diagnosers, incidents, len(done), wall, handled)
+    latency = pipeline_figures(done).latency.get("diagnose", [])
+    return ReplicaRun(diagnosers, incidents, len(done), wall, handled, latency)
 
 
 def run_replicas_bench(incidents: int, rounds: int, out: Path = Path("out/bench-replicas")) -> int:
