@@ -8,13 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from libs.artifacts.s3_location import (
-    ARTIFACTS_URL_ENV,
-    S3_ENDPOINT_ENV,
-    ArtifactsUrlError,
-    credential_files,
-    s3_location_from,
-)
 from libs.bus.kafka_connection import (
     BUS_PREFIX,
     KafkaConnection,
@@ -23,6 +16,13 @@ from libs.bus.kafka_connection import (
     kafka_connection_from,
 )
 from libs.bus.start_policy import LATEST, StartPolicy, StartPolicyError, parse_start_policy
+from libs.s3_location import (
+    ARTIFACTS_URL_ENV,
+    S3_ENDPOINT_ENV,
+    ArtifactsUrlError,
+    credential_files,
+    s3_location_from,
+)
 from libs.state.location import StateUrlError, state_url_from
 
 

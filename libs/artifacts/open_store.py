@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from libs.artifacts.s3_location import ArtifactsUrlError, s3_client, s3_location_from
 from libs.artifacts.s3_store import S3ArtifactStore
 from libs.artifacts.store import ArtifactStore, LocalArtifactStore
+from libs.s3_location import ArtifactsUrlError, s3_client, s3_location_from
 from libs.settings import Settings, SettingsError
 
 

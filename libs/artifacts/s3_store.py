@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from contracts.common import ArtifactRef
-from libs.artifacts.s3_location import S3Location
 from libs.artifacts.store import (
     ArtifactCorrupted,
     ArtifactNotFound,
@@ -23,6 +22,7 @@ from libs.artifacts.store import (
     checked_digest,
     digest_of,
 )
+from libs.s3_location import S3Location
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from libs.artifacts.s3_location import S3Location, s3_client
+from libs.s3_location import S3Location, s3_client
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
