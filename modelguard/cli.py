@@ -60,7 +60,7 @@ def _stack(args: argparse.Namespace) -> int:
             print("no stack")
             return FAILURE
         for name, service in status.items():
-            line = f"{name:12} {'running' if service.running else 'STOPPED':8} pid {service.pid or '-'}"
+            line = f"{name:10} {'running' if service.running else 'STOPPED':8} pid {service.pid or '-'}"
             if name not in ("supervisor", "broker"):
                 exited = f", last exit {service.last_exit}" if service.last_exit is not None else ""
                 line += f"  restarts {service.restarts}{exited}"
