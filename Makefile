@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench pipeline
 	$(PY) -m modelguard bench chaos
 	$(PY) -m modelguard bench broker-restart
+	$(PY) -m modelguard bench replicas
 	$(PY) -m modelguard bench environment
 	$(PY) -m modelguard.bench_ledger_peer
 	$(PY) -m services.context.upstream_risk_bench

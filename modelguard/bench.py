@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
@@ -48,7 +48,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
     metric = load_bundle(CHURN).spec.gate.metric
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     evaluation = evaluate_bundle(CHURN, settings.home / "ci", artifacts, "bench-template", None)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
     reports = []

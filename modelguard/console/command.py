@@ -45,6 +45,7 @@ def add_console_parser(sub: Any) -> None:
 def run_console(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from libs.artifacts.open_store import artifact_store
     from libs.settings import load_settings
     from modelguard.cli import CliError, _audit_ledger, _registry
     from modelguard.console.app import console_app
@@ -64,7 +65,7 @@ def run_console(args: argparse.Namespace) -> int:
     except ConsoleConfigError as exc:
         raise CliError(str(exc)) from exc
     settings = load_settings()
-    ledger = ConsoleLedger(_audit_ledger(settings), _registry(settings), settings.artifacts_dir)
+    ledger = ConsoleLedger(_audit_ledger(settings), _registry(settings), artifact_store(settings))
     intake: IntakeCountsSource = (
         ConfiguredMetrics(config.context_metrics) if config.context_metrics else StackMetrics(settings.home)
     )

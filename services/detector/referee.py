@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contracts.events.evaluation import EvaluationReported
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
 from libs.policy import ModelPolicy
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.materialize import materialized_workspace
@@ -20,7 +20,7 @@ from services.detector.handler import Referee, RefereedMetrics, RefereeEnvironme
 FAILURES = (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError)
 
 
-def artifact_referee(artifacts: LocalArtifactStore, scratch: Path) -> Referee:
+def artifact_referee(artifacts: ArtifactStore, scratch: Path) -> Referee:
     def referee(evaluation: EvaluationReported, policy: ModelPolicy) -> RefereedMetrics:
         try:
             with materialized_workspace(artifacts, evaluation.workspace, scratch) as workspace:

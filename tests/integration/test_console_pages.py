@@ -14,6 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
+from libs.artifacts.store import LocalArtifactStore
 from libs.events.codec import seal
 from libs.events.factory import next_event
 from libs.events.identity import incident_id_for
@@ -256,7 +257,9 @@ def test_a_tampered_signature_is_shown_failed_on_its_event_and_the_list_says_the
 
 def test_it_is_not_ready_while_the_ledger_does_not_answer(home: ConsoleHome, tmp_path: Path) -> None:
     gone = ConsoleLedger(
-        LedgerStore(f"sqlite:///{tmp_path / 'no-such-folder' / 'ledger.sqlite'}"), home.registry, tmp_path
+        LedgerStore(f"sqlite:///{tmp_path / 'no-such-folder' / 'ledger.sqlite'}"),
+        home.registry,
+        LocalArtifactStore(tmp_path),
     )
     with TestClient(console_app(gone, ConsoleAuth(token=TOKEN))) as client:
         ready = client.get("/readyz")
