@@ -4,6 +4,7 @@ Kafka connections' SASL passwords, which the connections need to connect and kee
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -161,6 +162,11 @@ class Settings:
     """An unfinished incident whose last event is older than this counts as stuck (``modelguard_incidents_stuck``)."""
     datahub_kafka: KafkaConnection | None = None
     """DataHub's Kafka, where the MCL topics are (``MODELGUARD_DATAHUB_KAFKA_*``); None: the bus."""
+    mcl_batch_max_records: int = 500
+    """``MODELGUARD_MCL_BATCH_MAX_RECORDS``: how many MCL records the context service handles and commits at once."""
+    state_url: str | None = None
+    """``MODELGUARD_STATE_URL``: a PostgreSQL server for the services' small state (the context service's metadata
+    mirror); by default the ledger's URL when that is PostgreSQL; None: SQLite files under the home."""
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -203,6 +209,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         datahub_kafka = datahub_connection_from(os.environ, kafka)
     except KafkaConnectionError as exc:
         raise SettingsError(str(exc)) from None
+    ledger_url = os.environ.get("MODELGUARD_LEDGER_URL", f"sqlite:///{home / 'ledger.sqlite'}")
     return Settings(
         home=home,
         kafka=kafka,
@@ -210,7 +217,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         kafka_idempotence=_flag("MODELGUARD_KAFKA_IDEMPOTENCE", False),
         kafka_session_timeout_ms=_int("MODELGUARD_KAFKA_SESSION_TIMEOUT_MS", 6000),
         kafka_partitions=_int("MODELGUARD_KAFKA_PARTITIONS", 3),
-        ledger_url=os.environ.get("MODELGUARD_LEDGER_URL", f"sqlite:///{home / 'ledger.sqlite'}"),
+        ledger_url=ledger_url,
         artifacts_dir=Path(os.environ.get("MODELGUARD_ARTIFACTS_DIR", str(home / "artifacts"))),
         keys_dir=Path(os.environ.get("MODELGUARD_KEYS_DIR", str(home / "keys"))),
         policy_dir=Path(os.environ.get("MODELGUARD_POLICY_DIR", str(home / "policies"))),
@@ -236,7 +243,25 @@ def load_settings(default_home: Path | None = None) -> Settings:
         else None,
         mcl_start=_start_policy("MODELGUARD_MCL_START"),
         stuck_after_s=_positive("MODELGUARD_STUCK_AFTER_S", 900.0),
+        mcl_batch_max_records=_at_least_one("MODELGUARD_MCL_BATCH_MAX_RECORDS", 500),
+        state_url=state_url_from(os.environ, ledger_url),
     )
+
+
+POSTGRES_URL_PREFIXES = ("postgresql://", "postgresql+psycopg://")
+
+
+def state_url_from(environ: Mapping[str, str], ledger_url: str) -> str | None:
+    """``MODELGUARD_STATE_URL`` (a PostgreSQL URL), else the ledger's URL when that is PostgreSQL, else None."""
+    raw = environ.get("MODELGUARD_STATE_URL", "").strip()
+    if raw:
+        if not raw.startswith(POSTGRES_URL_PREFIXES):
+            raise SettingsError(
+                "MODELGUARD_STATE_URL must be a postgresql:// (or postgresql+psycopg://) URL; "
+                "leave it unset for SQLite files under MODELGUARD_HOME"
+            )
+        return raw
+    return ledger_url if ledger_url.startswith(POSTGRES_URL_PREFIXES) else None
 
 
 def _start_policy(name: str) -> StartPolicy:
@@ -244,6 +269,13 @@ def _start_policy(name: str) -> StartPolicy:
         return parse_start_policy(os.environ.get(name, "latest"), name)
     except StartPolicyError as exc:
         raise SettingsError(str(exc)) from None
+
+
+def _at_least_one(name: str, default: int) -> int:
+    value = _int(name, default)
+    if value < 1:
+        raise SettingsError(f"{name} must be at least 1, got {value}")
+    return value
 
 
 def _positive(name: str, default: float) -> float:

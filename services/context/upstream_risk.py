@@ -50,7 +50,7 @@ from libs.datahub.mcl.mirror import Applied, MetadataMirror
 from libs.datahub.mcl.mirror_impact import merge_reports
 from libs.datahub.mcl.schema_field_urn import column_of
 from services.context.upstream_job_diff import INFO_ASPECT, IO_ASPECT, info_change, input_output_change
-from services.context.upstream_risk_dedup import RiskDeduplicator
+from services.context.upstream_risk_dedup import SeenRisks
 from services.context.upstream_schema_diff import schema_changes
 
 CAUSE_SCHEMA_CHANGE = "schema_change"
@@ -90,9 +90,7 @@ class Finding:
     """The entity that reported the change, when it is not the asset: the assertion or the incident."""
 
 
-def handle_upstream_mcl(
-    mcl: DecodedMcl, mirror: MetadataMirror, dedup: RiskDeduplicator
-) -> UpstreamRiskDetected | None:
+def handle_upstream_mcl(mcl: DecodedMcl, mirror: MetadataMirror, dedup: SeenRisks) -> UpstreamRiskDetected | None:
     """Detect against the mirror's current state, apply the MCL, drop a change already reported.
 
     The caller publishes the result and then calls ``dedup.remember(risk.change_fingerprint, now)``.
@@ -101,7 +99,7 @@ def handle_upstream_mcl(
 
 
 def apply_upstream_mcl(
-    mcl: DecodedMcl, mirror: MetadataMirror, dedup: RiskDeduplicator
+    mcl: DecodedMcl, mirror: MetadataMirror, dedup: SeenRisks
 ) -> tuple[UpstreamRiskDetected | None, Applied]:
     """:func:`handle_upstream_mcl`, and what the mirror did with the MCL (applied, or skipped and why)."""
     risk = detect_upstream_risk(mcl, mirror)

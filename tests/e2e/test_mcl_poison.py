@@ -19,7 +19,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from libs.bus.dead_letters import DeadLetter, read_dead_letters
 from modelguard.stack import pid_alive, read_state, stack_status
-from services.context.intake_counts import COUNTS_META_KEY, IntakeCounts
+from services.context.intake_counts import IntakeCounts
 from tests.support.mcl_poison import (
     ASSERTION,
     GoodRecord,
@@ -94,10 +94,12 @@ def _stored(stack: RunningStack) -> tuple[dict[tuple[str, int], int], IntakeCoun
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         offsets = {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (COUNTS_META_KEY,)).fetchone()
+        counters = dict(db.execute("SELECT name, value FROM counters").fetchall())
+    except sqlite3.OperationalError:  # the service has not created its tables yet
+        return {}, IntakeCounts()
     finally:
         db.close()
-    return offsets, IntakeCounts.from_json(row[0] if row else None)
+    return offsets, IntakeCounts.from_counters(counters)
 
 
 def _stored_aspect(stack: RunningStack, urn: str, aspect_name: str) -> str | None:
