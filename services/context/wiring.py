@@ -11,11 +11,12 @@ from libs.bus.runtime import RejectedInput, ServiceDefinition, TransientFailure
 from libs.datahub.change_records import ChangeRecordsError, read_change_records
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
+from libs.datahub.mcl.mirror_bootstrap import bootstrap_from_files
 from libs.datahub.mcl.mirror_store import MirrorStore, MirrorWrite
 from libs.datahub.mcl.mirror_store_choice import open_mirror_store
 from libs.datahub.mcl.registry_auth import RegistryAuthError, registry_auth_for
 from libs.datahub.mcl.schema_registry import schema_resolver_for
-from libs.datahub.mcp_file import MetadataFileError, load_mcp_file
+from libs.datahub.mcp_file import MetadataFileError
 from libs.datahub.provider_choice import context_provider_from
 from libs.datahub.sdk_errors import ContextUnavailable
 from libs.events.codec import SignedEvent
@@ -43,8 +44,10 @@ def open_mirror(settings: Settings) -> MetadataMirror:
         _carry_over_older_files(state, store)
     mirror = MetadataMirror(store)
     if mirror.needs_bootstrap and settings.datahub_files:
-        records = (record for path in settings.datahub_files for record in load_mcp_file(path).records)
-        mirror.bootstrap(records, source="file:" + ",".join(str(p) for p in settings.datahub_files))
+        try:
+            bootstrap_from_files(mirror, settings.datahub_files)
+        except MetadataFileError as exc:
+            raise SettingsError(f"cannot bootstrap the metadata mirror: {exc}") from None
     return mirror
 
 
