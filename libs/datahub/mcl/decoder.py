@@ -87,7 +87,11 @@ class MclDecoder:
         if generic is None and change_type != ChangeTypeClass.DELETE:
             raise MclDecodeError("missing_aspect", f"a {change_type} of {what} without a value")
         aspect_text, aspect_json = self._aspect_payload(generic, what)
-        previous_text, previous_json = self._aspect_payload(record.get("previousAspectValue"), f"previous {what}")
+        previous = record.get("previousAspectValue")
+        if previous is not None and previous == generic and aspect_text is not None:
+            previous_text, previous_json = aspect_text, aspect_json  # unchanged: the same bytes, checked once
+        else:
+            previous_text, previous_json = self._aspect_payload(previous, f"previous {what}")
         if not self._prefilter.keeps(entity_type, aspect_name, change_type):
             self.counts.skipped += 1
             return None
