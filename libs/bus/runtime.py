@@ -228,7 +228,13 @@ class ServiceRuntime:
         }
         if external.handle_batch is not None:
             subscriber = broker.subscriber(
-                *topics, batch=True, max_records=external.batch_max_records, batch_timeout_ms=BATCH_WAIT_MS, **options
+                *topics,
+                batch=True,
+                max_records=external.batch_max_records,
+                batch_timeout_ms=BATCH_WAIT_MS,
+                parser=_parse_batch_once,
+                decoder=_batch_values,
+                **options,
             )
             subscriber(self._external_batch_consumer(external))
         else:
@@ -636,6 +642,23 @@ def serve(
 
 def _digest(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+async def _parse_batch_once(records: tuple[Any, ...], original: Callable[[tuple[Any, ...]], Awaitable[Any]]) -> Any:
+    """FastStream's batch message for a batch of external records without its per-record work (headers decoded, trace
+    baggage extracted and every body decoded, record by record: as much time as the MCL intake's own per record).
+    The first record's headers stand for the batch's (DataHub's MCLs carry no trace context); the acknowledgement and
+    the rewind on a failure see every record."""
+    parsed = await original(records[:1])
+    parsed.raw_message = records
+    parsed.body = [record.value or b"" for record in records]
+    parsed.message_id = f"{records[0].offset}-{records[-1].offset}-{records[0].timestamp}"
+    return parsed
+
+
+def _batch_values(message: Any) -> Any:
+    """The batch's record values as they are: the input decodes its own bytes."""
+    return message.body
 
 
 def _source(position: InputPosition) -> str:
