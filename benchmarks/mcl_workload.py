@@ -19,6 +19,7 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from datahub.emitter.serialization_helper import pre_json_transform
 from datahub.metadata.schema_classes import (
@@ -171,7 +172,7 @@ def _aspect_texts() -> dict[str, str]:
     columns = [
         SchemaFieldClass(
             fieldPath=f"column_{index}",
-            type=SchemaFieldDataTypeClass(NumberTypeClass() if index % 2 else StringTypeClass()),
+            type=SchemaFieldDataTypeClass(NumberTypeClass() if index % 2 else StringTypeClass()),  # type: ignore[no-untyped-call]
             nativeDataType="NUMBER(38,0)" if index % 2 else "VARCHAR(64)",
             nullable=index % 3 == 0,
             description=f"Column {index}.",
@@ -391,7 +392,7 @@ def layered_graph(entities: int, edges: int, window: int = 400, seed: int = 7) -
         yield DeclaredLineage(model, "mlModelProperties", tuple((source, model) for source in inputs))
 
 
-def graph_aspects(entities: int, edges: int, seed: int = 7) -> Iterator[tuple[str, str, str, dict[str, object]]]:
+def graph_aspects(entities: int, edges: int, seed: int = 7) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
     """The layered graph as the aspects DataHub would hold: (urn, entity type, aspect name, aspect JSON) of every
     job's inputs and outputs, derived dataset's upstreams, feature's sources, and model's features, training job,
     deployment and owners."""
@@ -420,7 +421,7 @@ def graph_aspects(entities: int, edges: int, seed: int = 7) -> Iterator[tuple[st
             yield urn, "mlModel", "ownership", owners
 
 
-def write_mcp_file(path: Path, aspects: Iterable[tuple[str, str, str, dict[str, object]]]) -> int:
+def write_mcp_file(path: Path, aspects: Iterable[tuple[str, str, str, dict[str, Any]]]) -> int:
     """Aspects as an MCP JSON file (``aspect.json`` form, as ``datahub`` file sinks write); how many were written."""
     count = 0
     with path.open("w", encoding="utf-8") as out:

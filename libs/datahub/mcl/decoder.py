@@ -88,6 +88,8 @@ class MclDecoder:
             raise MclDecodeError("missing_aspect", f"a {change_type} of {what} without a value")
         aspect_text, aspect_json = self._aspect_payload(generic, what)
         previous = record.get("previousAspectValue")
+        previous_text: str | None
+        previous_json: dict[str, Any] | None
         if previous is not None and previous == generic and aspect_text is not None:
             previous_text, previous_json = aspect_text, aspect_json  # unchanged: the same bytes, checked once
         else:
