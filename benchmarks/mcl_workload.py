@@ -8,8 +8,10 @@ aspects ModelGuard's mirror does not keep (dataset properties, browse paths, sub
 instances, usage statistics, operations); 30% carry aspects it keeps (schemas, most with their previous value,
 a tenth of them dropping a column; upstream lineage; ownership; status; job inputs and outputs; assertion runs).
 It opens with a preamble that puts ML features and models (with deployments and owners) downstream of the first
-datasets, so some schema changes are risks. Aspect values are written by the SDK's own classes, as DataHub
-writes them.
+datasets, so some schema changes are risks. Lineage stays within pipelines of 20 tables (an earlier table of the
+same pipeline upstream, a job reading one table and writing another of its pipeline), as in a real catalogue, not a
+random graph in which every table ends up upstream of every model. Aspect values are written by the SDK's own
+classes, as DataHub writes them.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ TIMESERIES_SCHEMA_ID = 19
 VERSIONED, TIMESERIES = "versioned", "timeseries"
 BURST_TIME_MS = 1_735_689_600_000
 DATASETS = 10_000
+PIPELINE = 20
+"""Lineage stays within groups of this many datasets (a pipeline's tables), as it clusters in a real catalogue."""
 MODEL_FED = 100
 """Datasets with ML features and models downstream (the first ones)."""
 _STAMP = AuditStampClass(time=BURST_TIME_MS, actor="urn:li:corpuser:ingestion")
@@ -149,10 +153,12 @@ def burst_stream(records: int = 100_000, seed: int = 7) -> MclStream:
             previous = None if roll < 0.2 else texts["schemaMetadata:wider"] if roll < 0.3 else text
         elif aspect_name == "upstreamLineage":
             for slot in range(3):
-                text = text.replace(f"@UP{slot}@", dataset_urn(rng.randrange(DATASETS)))
+                text = text.replace(f"@UP{slot}@", _upstream_of(index, rng))
         elif aspect_name == "dataJobInputOutput":
-            urn, entity_type = job_urn(rng.randrange(300)), "dataJob"
-            text = text.replace("@IN@", dataset_urn(index)).replace("@OUT@", dataset_urn(rng.randrange(DATASETS)))
+            group = index // PIPELINE * PIPELINE
+            urn, entity_type = job_urn(index // PIPELINE), "dataJob"
+            output = dataset_urn(group + rng.randrange(PIPELINE))
+            text = text.replace("@IN@", dataset_urn(index)).replace("@OUT@", output)
         elif aspect_name == "assertionRunEvent":
             urn, entity_type = f"urn:li:assertion:bench-{index % 500}", "assertion"
             text = text.replace("@ASSERTEE@", dataset_urn(index)).replace("@RUN@", f"run-{sequence}")
@@ -166,6 +172,15 @@ def burst_stream(records: int = 100_000, seed: int = 7) -> MclStream:
         out.append(_record(topic, urn, entity_type, aspect_name, text, previous, version))
         mirrored += aspect_name in RELEVANT_WEIGHTS
     return MclStream(tuple(out[:records]), min(len(preamble), records), mirrored)
+
+
+def _upstream_of(index: int, rng: random.Random) -> str:
+    """An upstream of dataset ``index``: an earlier table of its pipeline, or for a pipeline's first table one of the
+    raw sources outside the stream."""
+    group = index // PIPELINE * PIPELINE
+    if index == group:
+        return f"urn:li:dataset:(urn:li:dataPlatform:kafka,raw.events_{group // PIPELINE},PROD)"
+    return dataset_urn(group + rng.randrange(index - group))
 
 
 def _aspect_texts() -> dict[str, str]:

@@ -2,7 +2,9 @@
 
 WAL with ``synchronous=NORMAL``: a committed batch survives a crash of the process (the WAL is written before
 COMMIT returns); a power loss may lose the last batches, which then come again from Kafka, since their offsets
-were lost with them. Tables as :mod:`libs.datahub.mcl.mirror_store` describes; no feed (one writer).
+were lost with them. The WAL is checkpointed every 20,000 pages (80 MB) instead of SQLite's 1,000: a checkpoint
+syncs the database file, and at 1,000 pages one came every few batches of the MCL intake (half its commit time);
+it changes nothing of what a commit guarantees. Tables as :mod:`libs.datahub.mcl.mirror_store` describes; no feed (one writer).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class SqliteMirrorStore:
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA wal_autocheckpoint=20000")
         return cls(connection, max_changes)
 
     @classmethod
