@@ -71,6 +71,8 @@ BROKER_LOSS_CHECK_S = 3.0
 
 BATCH_WAIT_MS = 100
 """How long a batch consumer waits for records when none are buffered (``getmany``'s timeout)."""
+BATCH_FAILURE_PAUSE_S = 2.0
+"""How long a batch consumer waits before a batch that failed as a whole (its store away) is read again."""
 
 Handler = Callable[[SignedEvent], Sequence[BaseModel]]
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024  # produced (max_request_size) and fetched (max_partition_fetch_bytes)
@@ -471,6 +473,16 @@ class ServiceRuntime:
             for topic, count in Counter(record.position.topic for record in records).items():
                 self.metrics.received(topic, count)
             set_log_context(None, None)
+            try:
+                await handle_records(msg, records)
+            except Exception:  # the store or a bug outside any one record: not acknowledged, read again after a pause
+                log.exception(
+                    "%s: a batch of %d MCL records failed; it is read again", self.definition.name, len(records)
+                )
+                await asyncio.sleep(BATCH_FAILURE_PAUSE_S)
+                raise
+
+        async def handle_records(msg: KafkaMessage, records: list[ExternalRecord]) -> None:
             remaining = records
             while remaining:
                 result = await asyncio.to_thread(handle_batch, remaining)

@@ -4,7 +4,8 @@ WAL with ``synchronous=NORMAL``: a committed batch survives a crash of the proce
 COMMIT returns); a power loss may lose the last batches, which then come again from Kafka, since their offsets
 were lost with them. The WAL is checkpointed every 20,000 pages (80 MB) instead of SQLite's 1,000: a checkpoint
 syncs the database file, and at 1,000 pages one came every few batches of the MCL intake (half its commit time);
-it changes nothing of what a commit guarantees. Tables as :mod:`libs.datahub.mcl.mirror_store` describes; no feed (one writer).
+it changes nothing of what a commit guarantees. Tables as :mod:`libs.datahub.mcl.mirror_store` describes; no feed
+(one writer).
 """
 
 from __future__ import annotations
