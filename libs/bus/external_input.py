@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -43,17 +44,15 @@ class FirstEvent:
     input_digest: str
 
 
-@dataclass(frozen=True)
-class InputPosition:
-    """Where a record was read: topic, partition, offset."""
+class InputPosition(NamedTuple):
+    """Where a record was read: topic, partition, offset (a tuple: built for every record of every batch)."""
 
     topic: str
     partition: int
     offset: int
 
 
-@dataclass(frozen=True)
-class ExternalRecord:
+class ExternalRecord(NamedTuple):
     """One record of a batch: where it was read, its bytes and its key."""
 
     position: InputPosition
@@ -70,8 +69,7 @@ class DeadLetterVerdict:
     keep: bytes | None = None
 
 
-@dataclass(frozen=True)
-class RecordVerdict:
+class RecordVerdict(NamedTuple):
     """What one record comes to: first events to publish, or a dead letter (then no first events)."""
 
     record: ExternalRecord

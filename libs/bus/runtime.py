@@ -38,6 +38,7 @@ from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import default_delivery_policy
 from libs.bus.external_input import (
+    BatchVerdicts,
     DeadLetterVerdict,
     ExternalInput,
     ExternalRecord,
@@ -464,6 +465,14 @@ class ServiceRuntime:
         assert external.handle_batch is not None and external.settle_batch is not None
         handle_batch, settle_batch = external.handle_batch, external.settle_batch
 
+        def handle_and_settle_quiet(records: Sequence[ExternalRecord]) -> tuple[BatchVerdicts, bool]:
+            """Handle; and when nothing is to be published (most batches), settle in the same worker call."""
+            result = handle_batch(records)
+            if result.verdicts and not any(v.firsts or v.dead_letter for v in result.verdicts):
+                settle_batch(result.verdicts)
+                return result, True
+            return result, False
+
         async def on_batch(msg: KafkaMessage) -> None:
             raw_records: tuple[Any, ...] = msg.raw_message if isinstance(msg.raw_message, tuple) else (msg.raw_message,)
             records = [
@@ -485,10 +494,11 @@ class ServiceRuntime:
         async def handle_records(msg: KafkaMessage, records: list[ExternalRecord]) -> None:
             remaining = records
             while remaining:
-                result = await asyncio.to_thread(handle_batch, remaining)
-                await self._publish_verdicts(result.verdicts)
-                if result.verdicts:
-                    await asyncio.to_thread(settle_batch, result.verdicts)
+                result, settled = await asyncio.to_thread(handle_and_settle_quiet, remaining)
+                if not settled:
+                    await self._publish_verdicts(result.verdicts)
+                    if result.verdicts:
+                        await asyncio.to_thread(settle_batch, result.verdicts)
                 if result.stopped is None:
                     return
                 stop = result.stopped
