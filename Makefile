@@ -54,6 +54,10 @@ contracts: $(STAMP)
 live-verify: $(STAMP)
 	$(PY) -m modelguard.live_verify
 
+# The MCL stream's size and the broker rounds (ModelGuard beside datahub-actions): `make bench MCL_RECORDS=20000`.
+MCL_RECORDS ?= 100000
+MCL_ROUNDS ?= 3
+
 bench: $(STAMP)
 	$(PY) -m modelguard bench diagnosis fixtures/scenarios fixtures/repos
 	$(PY) -m modelguard bench pipeline
@@ -62,7 +66,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench replicas
 	$(PY) -m modelguard bench environment
 	$(PY) -m modelguard.bench_ledger_peer
-	$(PY) -m services.context.upstream_risk_bench
+	$(PY) -m benchmarks.mcl --records $(MCL_RECORDS) --rounds $(MCL_ROUNDS)
 
 stack-up: $(STAMP)
 	$(PY) -m modelguard stack up

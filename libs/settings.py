@@ -4,6 +4,7 @@ Kafka connections' SASL passwords, which the connections need to connect and kee
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -181,6 +182,8 @@ class Settings:
     claim_lease_s: float = 30.0
     """How long a replica's claim on an input holds without renewal (``MODELGUARD_CLAIM_LEASE_S``): a replica that
     dies mid-input leaves it to another after this (``libs/bus/processed_inputs.py``)."""
+    mcl_batch_max_records: int = 500
+    """``MODELGUARD_MCL_BATCH_MAX_RECORDS``: how many MCL records the context service handles and commits at once."""
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -273,6 +276,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         else None,
         mcl_start=_start_policy("MODELGUARD_MCL_START"),
         stuck_after_s=_positive("MODELGUARD_STUCK_AFTER_S", 900.0),
+        mcl_batch_max_records=_at_least_one("MODELGUARD_MCL_BATCH_MAX_RECORDS", 500),
     )
 
 
@@ -281,6 +285,13 @@ def _start_policy(name: str) -> StartPolicy:
         return parse_start_policy(os.environ.get(name, "latest"), name)
     except StartPolicyError as exc:
         raise SettingsError(str(exc)) from None
+
+
+def _at_least_one(name: str, default: int) -> int:
+    value = _int(name, default)
+    if value < 1:
+        raise SettingsError(f"{name} must be at least 1, got {value}")
+    return value
 
 
 def _positive(name: str, default: float) -> float:

@@ -46,7 +46,7 @@ def _stack(args: argparse.Namespace) -> int:
     if args.action == "up":
         try:
             replicas = parse_replicas(args.replicas)
-            replica_counts(os.environ, SERVICES, replicas, settings.kafka_partitions)
+            replica_counts(os.environ, SERVICES, replicas, settings.kafka_partitions, settings.state_url is not None)
         except ReplicaCountError as exc:
             raise CliError(str(exc)) from None
         state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"), replicas=replicas)

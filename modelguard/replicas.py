@@ -15,8 +15,9 @@ REPLICAS_PREFIX = "MODELGUARD_REPLICAS_"
 INSTANCE_ENV = "MODELGUARD_INSTANCE"
 """Set in each service process: its instance name (``diagnoser-2``), for its ready file and its claims."""
 MAX_REPLICAS = 16
-ONE_REPLICA_ONLY = {
-    "context": "the context service keeps its metadata mirror in one process's SQLite file",
+NEEDS_SHARED_STATE = {
+    "context": "the context service's metadata mirror is one process's SQLite file unless MODELGUARD_STATE_URL "
+    "(or a PostgreSQL ledger) puts it in PostgreSQL",
 }
 
 
@@ -25,9 +26,14 @@ class ReplicaCountError(ValueError):
 
 
 def replica_counts(
-    environ: Mapping[str, str], services: Iterable[str], requested: Mapping[str, int] | None, partitions: int
+    environ: Mapping[str, str],
+    services: Iterable[str],
+    requested: Mapping[str, int] | None,
+    partitions: int,
+    shared_state: bool = False,
 ) -> dict[str, int]:
-    """Each service's count: ``requested`` first, then its variable, else 1."""
+    """Each service's count: ``requested`` first, then its variable, else 1. ``shared_state``: the state is in
+    PostgreSQL (``Settings.state_url``), which the context service's replicas need for their mirror."""
     services = list(services)
     unknown = sorted(set(requested or {}) - set(services))
     if unknown:
@@ -44,8 +50,8 @@ def replica_counts(
             raise ReplicaCountError(f"{variable} must be a whole number of processes, got {raw!r}") from None
         if not 1 <= count <= MAX_REPLICAS:
             raise ReplicaCountError(f"{variable} must be between 1 and {MAX_REPLICAS}, got {count}")
-        if count > 1 and service in ONE_REPLICA_ONLY:
-            raise ReplicaCountError(f"{variable}={count}: {ONE_REPLICA_ONLY[service]}; it runs as one process")
+        if count > 1 and service in NEEDS_SHARED_STATE and not shared_state:
+            raise ReplicaCountError(f"{variable}={count}: {NEEDS_SHARED_STATE[service]}; it runs as one process")
         if count > partitions:
             raise ReplicaCountError(
                 f"{variable}={count} but the topics have {partitions} partitions (MODELGUARD_KAFKA_PARTITIONS): "

@@ -251,7 +251,9 @@ def stack_up(
     MCL topics may be created there as on the embedded broker; on anyone else's Kafka they are DataHub's.
     ``replicas``: processes per service (``modelguard/replicas.py``; default ``MODELGUARD_REPLICAS_<SERVICE>``, 1)."""
     try:
-        counts = replica_counts(os.environ, services, replicas, settings.kafka_partitions)
+        counts = replica_counts(
+            os.environ, services, replicas, settings.kafka_partitions, settings.state_url is not None
+        )
     except ReplicaCountError as exc:
         raise StackError(str(exc)) from None
     instances = tuple(name for service in services for name in instance_names(service, counts[service]))

@@ -10,7 +10,14 @@ into the new broker's group. Two signs show it, checked every few seconds per as
   our commits).
 
 Either way the consumer seeks to the offset committed on the broker now (or the beginning without one, or
-when that too lies beyond the end). Records read twice are harmless: every service remembers the inputs it
+when that too lies beyond the end).
+
+The end is the larger of the broker's answer to a ListOffsets request and the high watermark of the consumer's
+last fetch: the embedded broker (Tansu) answers ListOffsets with the base offset of the partition's last record
+batch plus one, so a producer that batches records would look like a new broker to every consumer that read the
+whole batch. On a new broker the fetch watermark may be the old broker's still; the committed offset going
+backwards (the new broker never saw our commits) tells that case. Records read twice are harmless: every service
+remembers the inputs it
 handled (``processed_inputs``) and sends their outputs again instead of redoing them.
 """
 
@@ -60,7 +67,7 @@ class BrokerLossWatch:
         for tp in partitions:
             position = await asyncio.wait_for(consumer.position(tp), timeout_s)
             committed = await asyncio.wait_for(consumer.committed(tp), timeout_s)
-            end = ends[tp]
+            end = max(ends[tp], _fetched_end(consumer, tp))
             before = self.seen_committed.get(tp)
             why = None
             if position > end:
@@ -80,6 +87,13 @@ class BrokerLossWatch:
             self.seen_committed[tp] = target  # the new broker's commits grow from here
             resumed.append(Resumed(f"{tp.topic}/{tp.partition}", position, end, target, why))
         return resumed
+
+
+def _fetched_end(consumer: PartitionConsumer, partition: Any) -> int:
+    """The high watermark the broker reported with the consumer's last fetch of the partition (0 when none yet)."""
+    highwater = getattr(consumer, "highwater", None)
+    value = highwater(partition) if callable(highwater) else None
+    return value if isinstance(value, int) else 0
 
 
 async def watch_for_broker_loss(

@@ -8,12 +8,21 @@ each assigned partition to the stored offset, so what the input persisted decide
 the group's committed offset. ``settled`` is called once per record after its outcome is on the bus
 (first events published, or the dead letter sent), with the record's position: the place to commit state
 and offset together.
+
+An input may take its records in batches instead (``handle_batch``, the MCL path): the runtime consumes up to
+``batch_max_records`` at a time, hands them over in one call, which answers a :class:`RecordVerdict` per record
+(first events, or a dead letter), publishes what the verdicts say, then calls ``settle_batch`` once with all of
+them (state and offsets in one transaction), and commits the Kafka offsets once. A transient failure stops the
+batch at the record that met it (:class:`BatchVerdicts` ``stopped``): the records before it are published and
+settled, the partitions are rewound to the first unsettled record, and it is retried after the delivery
+policy's backoff (dead-lettered with ``retries-exhausted`` after ``delivery.max_attempts``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -35,13 +44,54 @@ class FirstEvent:
     input_digest: str
 
 
-@dataclass(frozen=True)
-class InputPosition:
-    """Where a record was read: topic, partition, offset."""
+class InputPosition(NamedTuple):
+    """Where a record was read: topic, partition, offset (a tuple: built for every record of every batch)."""
 
     topic: str
     partition: int
     offset: int
+
+
+class ExternalRecord(NamedTuple):
+    """One record of a batch: where it was read, its bytes and its key."""
+
+    position: InputPosition
+    value: bytes
+    key: bytes | None = None
+
+
+@dataclass(frozen=True)
+class DeadLetterVerdict:
+    """Send the record to the dead-letter topic; ``keep``: the bytes to send instead of the whole record."""
+
+    reason: str
+    detail: str = ""
+    keep: bytes | None = None
+
+
+class RecordVerdict(NamedTuple):
+    """What one record comes to: first events to publish, or a dead letter (then no first events)."""
+
+    record: ExternalRecord
+    firsts: tuple[FirstEvent, ...] = ()
+    dead_letter: DeadLetterVerdict | None = None
+
+
+@dataclass(frozen=True)
+class BatchStop:
+    """Where a batch stopped: the record whose handling met a transient failure, and the failure."""
+
+    record: ExternalRecord
+    failure: Exception
+
+
+@dataclass(frozen=True)
+class BatchVerdicts:
+    """The verdicts of the records handled, in order; ``stopped`` when a transient failure ended the batch early
+    (the records from ``stopped.record`` on were not handled)."""
+
+    verdicts: list[RecordVerdict]
+    stopped: BatchStop | None = None
 
 
 def _nothing_to_settle(_events: Sequence[FirstEvent], _position: InputPosition) -> None:
@@ -55,3 +105,7 @@ class ExternalInput:
     handle: Callable[[bytes, InputPosition], Sequence[FirstEvent]]
     settled: Callable[[Sequence[FirstEvent], InputPosition], None] = field(default=_nothing_to_settle)
     stored_offsets: Callable[[], Mapping[tuple[str, int], int]] | None = None
+    handle_batch: Callable[[Sequence[ExternalRecord]], BatchVerdicts] | None = None
+    """When set, records are consumed and handled in batches (``handle`` and ``settled`` are then not used)."""
+    settle_batch: Callable[[Sequence[RecordVerdict]], None] | None = None
+    batch_max_records: int = 500

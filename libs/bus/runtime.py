@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
-from aiokafka.errors import KafkaConnectionError
+from aiokafka import TopicPartition as AIOTopicPartition
+from aiokafka.errors import IllegalStateError, KafkaConnectionError
 from faststream import AckPolicy, FastStream
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
@@ -36,7 +38,16 @@ from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import default_delivery_policy
-from libs.bus.external_input import ExternalInput, InputPosition, read_on_the_bus
+from libs.bus.external_input import (
+    BatchVerdicts,
+    DeadLetterVerdict,
+    ExternalInput,
+    ExternalRecord,
+    InputPosition,
+    RecordVerdict,
+    read_on_the_bus,
+)
+from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.kafka_connection import KafkaConnection
@@ -64,37 +75,14 @@ BROKER_LOSS_CHECK_S = 3.0
 CLAIM_POLL_S = 1.0
 """How often a replica looks again at an input another replica has in hand (``processed_inputs``)."""
 
+BATCH_WAIT_MS = 100
+"""How long a batch consumer waits for records when none are buffered (``getmany``'s timeout)."""
+BATCH_FAILURE_PAUSE_S = 2.0
+"""How long a batch consumer waits before a batch that failed as a whole (its store away) is read again."""
+
 Handler = Callable[[SignedEvent], Sequence[BaseModel]]
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024  # produced (max_request_size) and fetched (max_partition_fetch_bytes)
 Sink = Callable[[SignedEvent], None]
-
-
-class TransientFailure(RuntimeError):
-    """A failure of something outside the handler (a database, an API): the input is retried, not dropped.
-
-    The offset is not committed; the partition is rewound to the input and it comes again after a backoff
-    (``libs/bus/delivery_policy.py``), until the central policy's ``delivery.max_attempts``: then it is
-    dead-lettered with ``retries-exhausted``.
-    """
-
-    retry_after_s: float = 1.0
-    counted: bool = True
-    """False for a wait the handler bounds itself (the ledger waiting for a cause): retried every
-    ``retry_after_s``, never counted against ``delivery.max_attempts``."""
-
-
-class RejectedInput(ValueError):
-    """A handler's verdict that a well-formed event cannot be processed; it goes to the dead-letter topic.
-
-    ``keep``: what the dead letter carries instead of the whole input (an oversize input's first bytes; the
-    detail then says its size and digest). None: the input itself.
-    """
-
-    def __init__(self, reason: str, detail: str = "", keep: bytes | None = None) -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
-        self.keep = keep
 
 
 @dataclass(frozen=True)
@@ -242,17 +230,29 @@ class ServiceRuntime:
                 max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
             ),
         )
-        subscriber = broker.subscriber(
-            *topics,
-            group_id=f"modelguard-{self.definition.name}-{external.name}",
-            auto_offset_reset="earliest",
-            session_timeout_ms=settings.kafka_session_timeout_ms,
-            heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
-            ack_policy=AckPolicy.NACK_ON_ERROR,
-            max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
-            listener=resume,
-        )
-        subscriber(self._external_consumer(external))
+        options: dict[str, Any] = {
+            "group_id": f"modelguard-{self.definition.name}-{external.name}",
+            "auto_offset_reset": "earliest",
+            "session_timeout_ms": settings.kafka_session_timeout_ms,
+            "heartbeat_interval_ms": max(500, settings.kafka_session_timeout_ms // 4),
+            "ack_policy": AckPolicy.NACK_ON_ERROR,
+            "max_partition_fetch_bytes": MAX_MESSAGE_BYTES,
+            "listener": resume,
+        }
+        if external.handle_batch is not None:
+            subscriber = broker.subscriber(
+                *topics,
+                batch=True,
+                max_records=external.batch_max_records,
+                batch_timeout_ms=BATCH_WAIT_MS,
+                parser=_parse_batch_once,
+                decoder=_batch_values,
+                **options,
+            )
+            subscriber(self._external_batch_consumer(external))
+        else:
+            subscriber = broker.subscriber(*topics, **options)
+            subscriber(self._external_consumer(external))
         resume.subscriber = subscriber
 
     @property
@@ -539,6 +539,83 @@ class ServiceRuntime:
 
         return on_external
 
+    def _external_batch_consumer(self, external: ExternalInput) -> Callable[[KafkaMessage], Awaitable[None]]:
+        """Up to ``batch_max_records`` records per call: handled in one worker-thread call, their dead letters and
+        first events published, settled in one call (state and offsets in one transaction), and the Kafka offsets
+        committed once, when this returns (FastStream acknowledges the batch)."""
+        assert external.handle_batch is not None and external.settle_batch is not None
+        handle_batch, settle_batch = external.handle_batch, external.settle_batch
+
+        def handle_and_settle_quiet(records: Sequence[ExternalRecord]) -> tuple[BatchVerdicts, bool]:
+            """Handle; and when nothing is to be published (most batches), settle in the same worker call."""
+            result = handle_batch(records)
+            if result.verdicts and not any(v.firsts or v.dead_letter for v in result.verdicts):
+                settle_batch(result.verdicts)
+                return result, True
+            return result, False
+
+        async def on_batch(msg: KafkaMessage) -> None:
+            raw_records: tuple[Any, ...] = msg.raw_message if isinstance(msg.raw_message, tuple) else (msg.raw_message,)
+            records = [
+                ExternalRecord(InputPosition(r.topic, r.partition, r.offset), _value_bytes(r.value), r.key)
+                for r in raw_records
+            ]
+            for topic, count in Counter(record.position.topic for record in records).items():
+                self.metrics.received(topic, count)
+            set_log_context(None, None)
+            try:
+                await handle_records(msg, records)
+            except Exception:  # the store or a bug outside any one record: not acknowledged, read again after a pause
+                log.exception(
+                    "%s: a batch of %d MCL records failed; it is read again", self.definition.name, len(records)
+                )
+                await asyncio.sleep(BATCH_FAILURE_PAUSE_S)
+                raise
+
+        async def handle_records(msg: KafkaMessage, records: list[ExternalRecord]) -> None:
+            remaining = records
+            while remaining:
+                result, settled = await asyncio.to_thread(handle_and_settle_quiet, remaining)
+                if not settled:
+                    await self._publish_verdicts(result.verdicts)
+                    if result.verdicts:
+                        await asyncio.to_thread(settle_batch, result.verdicts)
+                if result.stopped is None:
+                    return
+                stop = result.stopped
+                source = _source(stop.record.position)
+                failure = stop.failure
+                if not isinstance(failure, TransientFailure):
+                    failure = TransientFailure(str(failure))
+                raw = stop.record.value
+                if await self._retry_or_give_up(_digest(raw), source, failure, raw, source, stop.record.key):
+                    _rewind(msg, remaining[remaining.index(stop.record) :])
+                    return
+                given_up = RecordVerdict(stop.record, dead_letter=DeadLetterVerdict("retries-exhausted", str(failure)))
+                await asyncio.to_thread(settle_batch, [given_up])  # dead-lettered: counted and moved past
+                remaining = remaining[remaining.index(stop.record) + 1 :]
+
+        return on_batch
+
+    async def _publish_verdicts(self, verdicts: Sequence[RecordVerdict]) -> None:
+        for verdict in verdicts:
+            record = verdict.record
+            if verdict.dead_letter is not None:
+                letter = verdict.dead_letter
+                kept = record.value if letter.keep is None else letter.keep
+                await self.dead_letter(kept, letter.reason, letter.detail, _source(record.position), record.key)
+                continue
+            for first in verdict.firsts:
+                event = next_event(
+                    first.payload,
+                    producer=self.definition.name,
+                    producer_version=self.definition.version,
+                    occurred_at=self.definition.clock(),
+                    incident_id=first.incident_id,
+                    extra_input_digests=[first.input_digest],
+                )
+                await self._publish_first(seal(event, self.key))
+
     async def _publish_first(self, sealed: SignedEvent) -> None:
         """The first event of a new incident opens the incident's trace, linked to the message it came from."""
         set_log_context(sealed.event.meta.incident_id, None)
@@ -685,3 +762,43 @@ def serve(
 
 def _digest(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+async def _parse_batch_once(records: tuple[Any, ...], original: Callable[[tuple[Any, ...]], Awaitable[Any]]) -> Any:
+    """FastStream's batch message for a batch of external records without its per-record work (headers decoded, trace
+    baggage extracted and every body decoded, record by record: as much time as the MCL intake's own per record).
+    The first record's headers stand for the batch's (DataHub's MCLs carry no trace context); the acknowledgement and
+    the rewind on a failure see every record."""
+    parsed = await original(records[:1])
+    parsed.raw_message = records
+    parsed.body = [record.value or b"" for record in records]
+    parsed.message_id = f"{records[0].offset}-{records[-1].offset}-{records[0].timestamp}"
+    return parsed
+
+
+def _batch_values(message: Any) -> Any:
+    """The batch's record values as they are: the input decodes its own bytes."""
+    return message.body
+
+
+def _source(position: InputPosition) -> str:
+    return f"{position.topic}/{position.partition}@{position.offset}"
+
+
+def _value_bytes(value: Any) -> bytes:
+    return value if isinstance(value, bytes) else bytes(value or b"")
+
+
+def _rewind(msg: KafkaMessage, unsettled: Sequence[ExternalRecord]) -> None:
+    """Seek each partition of ``unsettled`` back to its first record there, so the acknowledgement that follows
+    commits those positions and the next fetch starts from them (a partition revoked meanwhile is skipped)."""
+    consumer = getattr(msg, "consumer", None)
+    first: dict[tuple[str, int], int] = {}
+    for record in unsettled:
+        key = (record.position.topic, record.position.partition)
+        first[key] = min(first.get(key, record.position.offset), record.position.offset)
+    for (topic, partition), offset in first.items():
+        try:
+            consumer.seek(AIOTopicPartition(topic, partition), offset)  # type: ignore[union-attr]
+        except (IllegalStateError, AttributeError) as exc:
+            log.info("not rewinding %s/%d to %d: %s", topic, partition, offset, exc)

@@ -25,8 +25,8 @@ class ServiceMetrics:
             HANDLER_DURATION, unit="s", description="time in the service's handler for one input"
         )
 
-    def received(self, topic: str) -> None:
-        self._in.add(1, {"topic": topic})
+    def received(self, topic: str, count: int = 1) -> None:
+        self._in.add(count, {"topic": topic})
 
     def published(self, event_type: str) -> None:
         self._out.add(1, {"event_type": event_type})

@@ -1,18 +1,20 @@
 """How many MCL records ended each way: applied, skipped on purpose (per reason), dead-lettered (per reason).
 
-Kept in the mirror's ``meta`` table under :data:`COUNTS_META_KEY`, written in the same transaction as the
-mirror's state and offsets, so the counts are exact across restarts (a record is counted once, when its
-offset is committed).
+Kept in the mirror store's counters (``applied``, ``skipped:<reason>``, ``dead_lettered:<reason>``), incremented
+in the same transaction as the mirror's state and the offsets of the records counted, so the counts are exact
+across restarts and with several replicas sharing the store (a record is counted once, when its offset is
+committed).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-COUNTS_META_KEY = "mcl_intake_counts"
+APPLIED = "applied"
 
 Outcome = Literal["applied", "skipped", "dead_lettered"]
 
@@ -40,6 +42,31 @@ class IntakeCounts:
             {"applied": self.applied, "skipped": dict(self.skipped), "dead_lettered": dict(self.dead_lettered)},
             sort_keys=True,
         )
+
+    def as_counters(self) -> dict[str, int]:
+        """The counts as store counters (increments, when these are the counts of one batch)."""
+        counters = {APPLIED: self.applied} if self.applied else {}
+        counters.update({f"skipped:{reason}": n for reason, n in self.skipped.items()})
+        counters.update({f"dead_lettered:{reason}": n for reason, n in self.dead_lettered.items()})
+        return counters
+
+    def merged(self, other: IntakeCounts) -> IntakeCounts:
+        return IntakeCounts(
+            self.applied + other.applied, self.skipped + other.skipped, self.dead_lettered + other.dead_lettered
+        )
+
+    @classmethod
+    def from_counters(cls, counters: Mapping[str, int]) -> IntakeCounts:
+        """The counts a store's counters hold (other counters are ignored)."""
+        counts = cls()
+        for name, value in counters.items():
+            if name == APPLIED:
+                counts.applied = value
+            elif name.startswith("skipped:"):
+                counts.skipped[name.removeprefix("skipped:")] = value
+            elif name.startswith("dead_lettered:"):
+                counts.dead_lettered[name.removeprefix("dead_lettered:")] = value
+        return counts
 
     @classmethod
     def from_json(cls, text: str | None) -> IntakeCounts:

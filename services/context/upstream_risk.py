@@ -44,13 +44,14 @@ from datahub.metadata.schema_classes import (
 
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from libs.canonical_json import canonical_bytes, sha256_hex
+from libs.datahub.mcl.aspect_facts_json import lineage_pairs_of_json
 from libs.datahub.mcl.events import DecodedMcl
 from libs.datahub.mcl.impact import Impact, ImpactReport
 from libs.datahub.mcl.mirror import Applied, MetadataMirror
 from libs.datahub.mcl.mirror_impact import merge_reports
 from libs.datahub.mcl.schema_field_urn import column_of
 from services.context.upstream_job_diff import INFO_ASPECT, IO_ASPECT, info_change, input_output_change
-from services.context.upstream_risk_dedup import RiskDeduplicator
+from services.context.upstream_risk_dedup import SeenRisks
 from services.context.upstream_schema_diff import schema_changes
 
 CAUSE_SCHEMA_CHANGE = "schema_change"
@@ -90,9 +91,7 @@ class Finding:
     """The entity that reported the change, when it is not the asset: the assertion or the incident."""
 
 
-def handle_upstream_mcl(
-    mcl: DecodedMcl, mirror: MetadataMirror, dedup: RiskDeduplicator
-) -> UpstreamRiskDetected | None:
+def handle_upstream_mcl(mcl: DecodedMcl, mirror: MetadataMirror, dedup: SeenRisks) -> UpstreamRiskDetected | None:
     """Detect against the mirror's current state, apply the MCL, drop a change already reported.
 
     The caller publishes the result and then calls ``dedup.remember(risk.change_fingerprint, now)``.
@@ -101,7 +100,7 @@ def handle_upstream_mcl(
 
 
 def apply_upstream_mcl(
-    mcl: DecodedMcl, mirror: MetadataMirror, dedup: RiskDeduplicator
+    mcl: DecodedMcl, mirror: MetadataMirror, dedup: SeenRisks
 ) -> tuple[UpstreamRiskDetected | None, Applied]:
     """:func:`handle_upstream_mcl`, and what the mirror did with the MCL (applied, or skipped and why)."""
     risk = detect_upstream_risk(mcl, mirror)
@@ -145,8 +144,10 @@ def change_fingerprint(urn: str, aspect_name: str, cause: str, change: dict[str,
 
 
 def _schema_change(mcl: DecodedMcl, mirror: MetadataMirror) -> Finding | None:
+    if not _has_downstream_model(mirror, mcl.urn):  # the in-memory walk first: it spares most a read of the store
+        return None
     previous_json = mcl.previous_aspect_json or mirror.aspect_json(mcl.urn, "schemaMetadata")
-    if previous_json is None or previous_json == mcl.aspect_json or not _has_downstream_model(mirror, mcl.urn):
+    if previous_json is None or previous_json == mcl.aspect_json:
         return None
     previous = mcl.previous_aspect or mirror.aspect(mcl.urn, "schemaMetadata")
     current = mcl.aspect
@@ -191,6 +192,14 @@ def _assertion_failed(mcl: DecodedMcl, mirror: MetadataMirror) -> Finding | None
 
 def _job_changed(mcl: DecodedMcl, mirror: MetadataMirror) -> Finding | None:
     aspect_name = mcl.aspect_name or ""
+    # the traces are the job and the outputs it gained, a subset of its outputs now: no model downstream of any
+    # of them, no risk, and neither a read of the store nor an SDK object
+    reach = [mcl.urn]
+    if aspect_name == IO_ASPECT and mcl.aspect_json is not None:
+        pairs = lineage_pairs_of_json(mcl.urn, IO_ASPECT, mcl.aspect_json)
+        reach += [downstream for upstream, downstream in pairs if upstream == mcl.urn]
+    if not any(_has_downstream_model(mirror, urn) for urn in reach):
+        return None
     previous_json = mcl.previous_aspect_json or mirror.aspect_json(mcl.urn, aspect_name)
     if previous_json is None or previous_json == mcl.aspect_json:
         return None

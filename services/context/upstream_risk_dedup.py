@@ -1,5 +1,9 @@
 """A small SQLite-backed set of change fingerprints already reported, so a repeated change is reported once.
 
+The context service keeps its set in the metadata mirror's store instead, written with the mirror's state
+(:class:`services.context.mcl_intake.MclIntake`); this file-backed one serves direct callers of
+:func:`services.context.upstream_risk.handle_upstream_mcl`. Both answer :class:`SeenRisks`.
+
 Call :meth:`RiskDeduplicator.remember` after the risk event was published: a crash in between then
 re-publishes (harmless, event ids are deterministic) instead of losing the report.
 """
@@ -8,8 +12,15 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Protocol
 
 DEDUP_FILE_NAME = "upstream-risk-seen.sqlite"
+
+
+class SeenRisks(Protocol):
+    """Whether a change was reported already (the context service keeps the set in the mirror's store)."""
+
+    def seen(self, fingerprint: str) -> bool: ...
 
 
 class RiskDeduplicator:
@@ -31,6 +42,10 @@ class RiskDeduplicator:
     @classmethod
     def in_memory(cls) -> RiskDeduplicator:
         return cls(sqlite3.connect(":memory:", isolation_level=None))
+
+    def fingerprints(self) -> list[tuple[str, str]]:
+        """Every (fingerprint, remembered at), to carry an older seen-set file over into the mirror's store."""
+        return [(str(f), str(at)) for f, at in self._db.execute("SELECT fingerprint, remembered_at FROM seen_changes")]
 
     def seen(self, fingerprint: str) -> bool:
         row = self._db.execute("SELECT 1 FROM seen_changes WHERE fingerprint = ?", (fingerprint,)).fetchone()

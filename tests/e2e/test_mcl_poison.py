@@ -1,7 +1,8 @@
 """Issue 13 over the real broker: malformed MetadataChangeLog records among good ones from DataHub's golden
 files. Every good record is applied, every bad one dead-lettered with its reason (an oversize one with its
 first bytes only), valid irrelevant ones skipped and counted; the mirror's stored offsets reach the end of
-the topics; a context service killed mid-stream resumes from its stored offsets, nothing lost or doubled."""
+the topics; a context service killed mid-batch resumes from its stored offsets, nothing lost or doubled, even
+when none of its Kafka commits survived (the mirror's offsets, committed with its state, decide)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from libs.bus.dead_letters import DeadLetter, read_dead_letters
-from modelguard.stack import pid_alive, read_state, stack_status
-from services.context.intake_counts import COUNTS_META_KEY, IntakeCounts
+from modelguard.stack import pid_alive, read_state, stack_down, stack_status, stack_up
+from services.context.intake_counts import IntakeCounts
 from tests.support.mcl_poison import (
     ASSERTION,
     GoodRecord,
@@ -36,6 +37,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
 VERSIONED, TIMESERIES = "MetadataChangeLog_Versioned_v1", "MetadataChangeLog_Timeseries_v1"
 DEADLINE_S = 120.0
+MCL_GROUP = "modelguard-context-datahub-mcl"
 Sent = tuple[str, str, bytes]  # topic, key, value
 
 
@@ -44,6 +46,16 @@ def context_stack(tmp_path: Path) -> Iterator[RunningStack]:
     if not golden_available():
         pytest.skip("DataHub golden files absent")
     with running_stack(tmp_path / "stack", services=("context",)) as running:
+        yield running
+
+
+@pytest.fixture
+def small_batch_context_stack(tmp_path: Path) -> Iterator[RunningStack]:
+    """Batches of 3 records: the stream spans many, so a kill lands in the middle of one."""
+    if not golden_available():
+        pytest.skip("DataHub golden files absent")
+    env = {"MODELGUARD_MCL_BATCH_MAX_RECORDS": "3"}
+    with running_stack(tmp_path / "stack", env=env, services=("context",)) as running:
         yield running
 
 
@@ -94,10 +106,12 @@ def _stored(stack: RunningStack) -> tuple[dict[tuple[str, int], int], IntakeCoun
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         offsets = {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (COUNTS_META_KEY,)).fetchone()
+        counters = dict(db.execute("SELECT name, value FROM counters").fetchall())
+    except sqlite3.OperationalError:  # the service has not created its tables yet
+        return {}, IntakeCounts()
     finally:
         db.close()
-    return offsets, IntakeCounts.from_json(row[0] if row else None)
+    return offsets, IntakeCounts.from_counters(counters)
 
 
 def _stored_aspect(stack: RunningStack, urn: str, aspect_name: str) -> str | None:
@@ -171,35 +185,80 @@ def test_every_good_record_is_applied_and_every_bad_one_dead_lettered_with_its_r
     assert _poison_urns_in_the_mirror(context_stack) == []  # nothing of a bad record was stored
 
 
-def test_a_context_service_killed_mid_stream_resumes_from_its_stored_offsets_nothing_lost_or_doubled(
-    context_stack: RunningStack,
+def test_a_context_service_killed_mid_batch_resumes_from_its_stored_offsets_nothing_lost_or_doubled(
+    small_batch_context_stack: RunningStack,
 ) -> None:
+    stack = small_batch_context_stack
     good, cases = good_records(), poison_cases()
     records = _interleaved(good, [case for case in cases if case.name != "schema-24000-columns"])
     half = len(records) // 2
-    asyncio.run(_send(context_stack.bootstrap, records[:half]))
+    asyncio.run(_send(stack.bootstrap, records[:half]))
     deadline = time.monotonic() + DEADLINE_S
-    while _stored(context_stack)[1].total < 10 and time.monotonic() < deadline:  # mid-stream
-        time.sleep(0.05)
-    state = read_state(context_stack.settings.home)
+    while _stored(stack)[1].total < 10 and time.monotonic() < deadline:  # mid-stream, batches of 3
+        time.sleep(0.02)
+    state = read_state(stack.settings.home)
     assert state is not None
     victim = state.services["context"]
     assert victim is not None
     _kill(victim)  # no shutdown: whatever was applied but not settled is lost with it
+    settled_at_the_kill = _stored(stack)[1].total
+    assert 0 < settled_at_the_kill < len(records)
 
-    asyncio.run(_send(context_stack.bootstrap, records[half:]))
-    _wait_started_again(context_stack, victim)  # by the stack's supervisor
-    counts = _wait_for_the_end_of_the_topics(context_stack)
+    asyncio.run(_send(stack.bootstrap, records[half:]))
+    _wait_started_again(stack, victim)  # by the stack's supervisor
+    counts = _wait_for_the_end_of_the_topics(stack)
 
     assert counts.total == len(records)  # each record counted once, when its state and offset were committed
     assert counts.applied == len(good) + 3
-    letters = _letters(context_stack)
+    letters = _letters(stack)
     for case in cases:
         if case.verdict == "dead_lettered" and case.name != "schema-24000-columns":
             assert case.name in letters, case.name  # at least once: a kill after the letter may repeat it
     for record in good:
-        assert _stored_aspect(context_stack, record.urn, record.aspect_name) is not None, record.name
-    assert json.loads(_stored_aspect(context_stack, good[0].urn, good[0].aspect_name) or "{}")
+        assert _stored_aspect(stack, record.urn, record.aspect_name) is not None, record.name
+    assert json.loads(_stored_aspect(stack, good[0].urn, good[0].aspect_name) or "{}")
+
+
+def test_the_mirror_s_offsets_decide_where_a_restarted_service_resumes_when_no_kafka_commit_survived(
+    small_batch_context_stack: RunningStack,
+) -> None:
+    """The crash between the mirror's commit and Kafka's, at its worst: every group offset lost."""
+    stack = small_batch_context_stack
+    good, cases = good_records(), poison_cases()
+    records = _interleaved(good, [case for case in cases if case.name != "schema-24000-columns"])
+    half = len(records) // 2
+    asyncio.run(_send(stack.bootstrap, records[:half]))
+    before = _wait_for_the_end_of_the_topics(stack)
+    assert before.total == half
+    state = read_state(stack.settings.home)
+    assert state is not None and state.services["context"] is not None
+    _kill(state.services["context"])
+    stack_down(stack.settings)  # and its supervisor: nothing restarts it while the group is rewound
+    asyncio.run(_rewind_group_to_zero(stack.bootstrap))
+
+    asyncio.run(_send(stack.bootstrap, records[half:]))
+    stack_up(stack.settings, stack.bootstrap, services=("context",), owns_broker=True)
+    counts = _wait_for_the_end_of_the_topics(stack)
+
+    assert counts.total == len(records) and counts.applied == len(good) + 3  # the first half not read again
+
+
+async def _rewind_group_to_zero(bootstrap: str) -> None:
+    """Join the service's group while the service is down (it gets every partition) and commit offset 0."""
+    consumer = AIOKafkaConsumer(
+        VERSIONED, TIMESERIES, bootstrap_servers=bootstrap, group_id=MCL_GROUP, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        expected = {TopicPartition(t, p) for t in (VERSIONED, TIMESERIES) for p in consumer.partitions_for_topic(t)}
+        while consumer.assignment() != expected:  # the killed member's session expires first
+            assert time.monotonic() < deadline, f"assigned {consumer.assignment()}, not {expected}"
+            await consumer.getmany(timeout_ms=500)
+        await consumer.commit(dict.fromkeys(expected, 0))
+        assert all([await consumer.committed(tp) == 0 for tp in expected])
+    finally:
+        await consumer.stop()
 
 
 def _wait_started_again(stack: RunningStack, victim: int) -> None:

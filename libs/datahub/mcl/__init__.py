@@ -11,14 +11,17 @@ Decoding, cheapest step first (every step treats its input as untrusted and fail
    the central policy), content type, UTF-8 and strict JSON (:mod:`strict_json`);
 3. :mod:`prefilter` then drops records whose entityType/aspectName/changeType the mirror does not keep,
    without converting them to SDK classes;
-4. a kept record's aspect is converted to its SDK class and validated (:mod:`aspect_decode`, the
-   expensive step) into a :class:`events.DecodedMcl`, the typed value cached on it.
+4. a kept record's aspect is checked against its SDK class's schema (:mod:`aspect_shape`), and only when that
+   check is not certain converted to its SDK class and validated (:mod:`aspect_decode`, the expensive step),
+   into a :class:`events.DecodedMcl`.
 
-Mirror: :mod:`mirror` applies decoded MCLs; :mod:`aspect_facts` says what an aspect contributes
-(lineage pairs from the SDK's Relationship annotations, column pairs, deployments, owners, removal);
-:mod:`lineage_index` and :mod:`column_lineage_index` hold them; :mod:`mirror_store` persists aspects,
-facts and offsets in SQLite. Impact: :mod:`impact_walk` (entity level), :mod:`field_impact_walk`
-(column level), assembled by :mod:`mirror_impact` into :class:`impact.ImpactReport`.
+Mirror: :mod:`mirror` applies decoded MCLs; :mod:`aspect_facts` (from SDK objects) and :mod:`aspect_facts_json`
+(from JSON, what the mirror uses) say what an aspect contributes (lineage pairs from the SDK's Relationship
+annotations, column pairs, deployments, owners, removal);
+:mod:`lineage_index` and :mod:`column_lineage_index` hold them; :mod:`mirror_store` is where it persists
+(:mod:`mirror_store_sqlite`, :mod:`mirror_store_postgres`, chosen by :mod:`mirror_store_choice`);
+:mod:`mirror_bootstrap` fills an empty mirror from MCP files. Impact: :mod:`impact_walk` (entity level),
+:mod:`field_impact_walk` (column level), assembled by :mod:`mirror_impact` into :class:`impact.ImpactReport`.
 
-Benchmarks: :mod:`bench` over :mod:`bench_workload`.
+Benchmarks: ``benchmarks/mcl.py`` (``make bench``), outside the production packages.
 """

@@ -5,8 +5,12 @@ SDK's URN classes and of the entityType's type, the entity type and the aspect k
 registry, an aspect present where the change type carries one); each aspect value's size (the central
 policy's limit), content type, UTF-8 and strict JSON (no NaN/Infinity). Only then the prefilter: events
 the mirror does not keep stop here, valid but never converted to SDK classes. A kept event's aspect is
-converted to its SDK class and validated (``from_obj`` + ``validate()`` + a fidelity check) before it is
-returned, so nothing unvalidated reaches the mirror; the typed value is cached on the event.
+validated against its SDK class before it is returned, so nothing unvalidated reaches the mirror: first by
+:func:`~libs.datahub.mcl.aspect_shape.fits_schema` (a walk of the JSON against the class's own Avro schema,
+which only ever says "certainly valid" or "not certain"), and when that is not certain by the SDK route itself
+(``from_obj`` + ``validate()`` + a fidelity check), which accepts, caching the typed value on the event, or
+refuses with ``bad_aspect``. Typed SDK objects are otherwise built only when a reader asks for one (risk
+detection, when a model is downstream).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from datahub.emitter.aspect import ASPECT_MAP, JSON_CONTENT_TYPE
 from datahub.metadata.schema_classes import ChangeTypeClass
 
 from libs.datahub.mcl.aspect_decode import decode_aspect
+from libs.datahub.mcl.aspect_shape import fits_schema
 from libs.datahub.mcl.decode_error import MclDecodeError, short_repr
 from libs.datahub.mcl.entity_registry import aspects_of
 from libs.datahub.mcl.events import AspectDecoder, DecodedMcl
@@ -82,7 +87,13 @@ class MclDecoder:
         if generic is None and change_type != ChangeTypeClass.DELETE:
             raise MclDecodeError("missing_aspect", f"a {change_type} of {what} without a value")
         aspect_text, aspect_json = self._aspect_payload(generic, what)
-        _, previous_json = self._aspect_payload(record.get("previousAspectValue"), f"previous {what}")
+        previous = record.get("previousAspectValue")
+        previous_text: str | None
+        previous_json: dict[str, Any] | None
+        if previous is not None and previous == generic and aspect_text is not None:
+            previous_text, previous_json = aspect_text, aspect_json  # unchanged: the same bytes, checked once
+        else:
+            previous_text, previous_json = self._aspect_payload(previous, f"previous {what}")
         if not self._prefilter.keeps(entity_type, aspect_name, change_type):
             self.counts.skipped += 1
             return None
@@ -100,9 +111,11 @@ class MclDecoder:
             run_id=run_id,
             aspect_text=aspect_text,
             aspect_version=version,
+            previous_aspect_text=previous_text,
             decode_typed=self._aspect_decoder,
         )
-        _ = mcl.typed_aspect  # the SDK class validates every kept value (raises bad_aspect); cached for readers
+        if aspect_json is not None and not fits_schema(aspect_name, aspect_json):
+            _ = mcl.typed_aspect  # not certain: the SDK class decides (raises bad_aspect); cached for readers
         self.counts.kept += 1
         return mcl
 

@@ -1,9 +1,10 @@
 """A decoded MetadataChangeLog event, as the mirror and risk detection consume it.
 
 The aspect JSON is parsed strictly when the event is decoded (bad JSON and NaN fail there, with the
-event). The typed SDK aspect — the expensive step, 0.1 to 1 ms for a schemaMetadata — is built once and
-cached: :class:`~libs.datahub.mcl.decoder.MclDecoder` builds it for every event it keeps (so nothing
-unvalidated is stored); the previous value is built on first access of :attr:`DecodedMcl.previous_aspect`.
+event). The typed SDK aspect — the expensive step, 0.1 to 2.5 ms for a schemaMetadata — is built on first
+access and cached (:class:`~libs.datahub.mcl.decoder.MclDecoder` validates every kept value against the SDK
+class's schema without building it, and builds it only when that check is not certain); the previous value is
+built on first access of :attr:`DecodedMcl.previous_aspect`.
 Building them can raise :class:`~libs.datahub.mcl.decode_error.MclDecodeError` (``bad_aspect``).
 """
 
@@ -37,6 +38,8 @@ class DecodedMcl:
     """The aspect JSON exactly as received (stored by the mirror without re-serialising)."""
     aspect_version: str | None = None
     """``systemMetadata.version``: the aspect's version in DataHub when the server sent it."""
+    previous_aspect_text: str | None = None
+    """``previousAspectValue`` exactly as received."""
     decode_typed: AspectDecoder = field(default=decode_aspect, repr=False, compare=False)
 
     @cached_property

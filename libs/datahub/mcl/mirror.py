@@ -1,14 +1,14 @@
-"""A metadata mirror fed by MCL events: lineage graph + latest aspects, persisted in SQLite.
+"""A metadata mirror fed by MCL events: lineage graph + latest aspects, persisted in a :class:`MirrorStore`.
 
 State:
 
-- the latest value of every mirrored aspect, in a :class:`MirrorStore` (SQLite; pending writes are kept
-  in memory until :meth:`MetadataMirror.flush`, which writes them with the consumer offsets in one
-  transaction);
-- in memory, indexes built from the typed values of the *indexed* aspects only
-  (:func:`libs.datahub.mcl.aspect_facts.indexed_aspects`): entity-level lineage (ints), column-level
-  lineage, model deployments, owners and soft-deletion. Other mirrored aspects (schemaMetadata,
-  assertions, incidents, dataJobInfo) are stored as received and decoded only when read.
+- the latest value of every mirrored aspect, in a store (SQLite by default, PostgreSQL for replicas:
+  :mod:`mirror_store`); pending writes are kept in memory until :meth:`MetadataMirror.flush`, which writes them
+  with the consumer offsets, the change log entries and the intake's counts in one transaction;
+- in memory, indexes built from the *indexed* aspects only (:func:`libs.datahub.mcl.aspect_facts.indexed_aspects`):
+  entity-level lineage (ints), column-level lineage, model deployments, owners and soft-deletion. What an aspect
+  contributes is read from its JSON (:mod:`aspect_facts_json`): applying an MCL builds no SDK object. Every
+  aspect that reaches :meth:`MetadataMirror.apply` was validated against its SDK class's schema by the decoder.
 
 Applying an MCL: UPSERT-like change types (UPSERT, CREATE, UPDATE, PATCH, RESTATE carry the aspect's full
 new value in an MCL) replace the aspect and every edge it declared; DELETE of an aspect removes it and its
@@ -16,15 +16,16 @@ edges; DELETE of the key aspect removes the entity; ``status.removed`` flags a s
 the entity). Timeseries aspects keep the latest by ``timestampMillis``. Detection that compares with the
 previous state must read the mirror *before* applying the MCL.
 
-On open, the indexes are rebuilt from the facts persisted beside each indexed aspect (recomputed by
-decoding the aspects when another SDK version wrote them), so a restart resumes from the stored offsets
-without re-reading the topic and without decoding every aspect again.
+On open, the indexes are rebuilt from the facts persisted beside each indexed aspect (recomputed from the
+aspect's JSON when another SDK version wrote them), so a restart resumes from the stored offsets without
+re-reading the topic. With a shared store (several replicas), :meth:`MetadataMirror.follow_feed` re-reads what
+the other replicas wrote since the last call, so every replica's indexes see every partition's changes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -39,17 +40,18 @@ from libs.datahub.mcl.aspect_facts import (
     FACTS_FORMAT,
     AspectFacts,
     facts_from_json,
-    facts_of,
     facts_to_json,
     indexed_aspects,
 )
+from libs.datahub.mcl.aspect_facts_json import facts_of_json
 from libs.datahub.mcl.column_lineage_index import ColumnLineageIndex
 from libs.datahub.mcl.decode_error import MclDecodeError
 from libs.datahub.mcl.events import DecodedMcl
 from libs.datahub.mcl.impact import Impact, ImpactReport
 from libs.datahub.mcl.lineage_index import LineageIndex
 from libs.datahub.mcl.mirror_impact import ModelFacts, impact_report
-from libs.datahub.mcl.mirror_store import MirrorStore, StoredAspect, TopicPartition
+from libs.datahub.mcl.mirror_store import ChangeRow, MirrorStore, MirrorWrite, StoredAspect, TopicPartition
+from libs.datahub.mcl.mirror_store_sqlite import SqliteMirrorStore
 from libs.datahub.mcl.prefilter import mirrored_aspects
 from libs.datahub.mcl.schema_field_urn import simple_field_path
 from libs.datahub.mcl.strict_json import parse_strict_json
@@ -57,7 +59,7 @@ from libs.datahub.mcp_file import AspectRecord
 
 BOOTSTRAP_META_KEY = "bootstrapped_from"
 FACTS_META_KEY = "facts_format"
-DEFAULT_FLUSH_EVERY = 10_000
+BOOTSTRAP_FLUSH_EVERY = 20_000
 
 Applied = Literal["applied", "older-timeseries-run", "not-mirrored"]
 """What :meth:`MetadataMirror.apply` did: applied, or skipped on purpose and why."""
@@ -68,28 +70,38 @@ def timeseries_aspects() -> frozenset[str]:
     return frozenset(name for name, cls in ASPECT_MAP.items() if cls.get_aspect_type() == "timeseries")
 
 
+@cache
+def followed_aspects() -> frozenset[str]:
+    """Aspects whose changes other replicas must re-read: what the in-memory indexes hold."""
+    return (indexed_aspects() | timeseries_aspects()) & mirrored_aspects()
+
+
 class MetadataMirror:
-    def __init__(self, store: MirrorStore, *, flush_every: int = DEFAULT_FLUSH_EVERY) -> None:
+    def __init__(self, store: MirrorStore) -> None:
         self._store = store
-        self._flush_every = flush_every
         self._lineage = LineageIndex()
         self._columns = ColumnLineageIndex()
         self._deployments: dict[str, tuple[str, ...]] = {}
         self._owners: dict[str, tuple[str, ...]] = {}
         self._timeseries_millis: dict[tuple[str, str], int] = {}
         self._pending: dict[tuple[str, str], StoredAspect | None] = {}
-        self._pending_entity_deletes: set[str] = set()
+        self._pending_entity_deletes: dict[str, None] = {}
+        self._feed_position = store.feed_position()
         self.load_warnings: list[str] = []
         self._load()
 
     @classmethod
-    def open(cls, path: Path | str, *, flush_every: int = DEFAULT_FLUSH_EVERY) -> MetadataMirror:
-        """Open the mirror persisted at ``path`` (a ``mirror.sqlite`` file or a folder for one)."""
-        return cls(MirrorStore.open(path), flush_every=flush_every)
+    def open(cls, path: Path | str) -> MetadataMirror:
+        """Open the mirror persisted in SQLite at ``path`` (a ``mirror.sqlite`` file or a folder for one)."""
+        return cls(SqliteMirrorStore.open(path))
 
     @classmethod
     def in_memory(cls) -> MetadataMirror:
-        return cls(MirrorStore.in_memory())
+        return cls(SqliteMirrorStore.in_memory())
+
+    @property
+    def store(self) -> MirrorStore:
+        return self._store
 
     def close(self) -> None:
         self.flush()
@@ -108,13 +120,24 @@ class MetadataMirror:
 
     def bootstrap(self, records: Iterable[AspectRecord], source: str) -> int:
         """Load typed aspect records (e.g. a file provider's); returns how many mirrored aspects were kept."""
+        return self.bootstrap_json(
+            (
+                (record.urn, record.entity_type, record.aspect_name, pre_json_transform(record.aspect.to_obj()))
+                for record in records
+                if record.aspect_name in mirrored_aspects()
+            ),
+            source,
+        )
+
+    def bootstrap_json(self, aspects: Iterable[tuple[str, str, str, dict[str, Any]]], source: str) -> int:
+        """Load (urn, entity type, aspect name, aspect JSON) of aspects already validated (SDK objects re-encoded,
+        or checked by the decoder), in transactions of :data:`BOOTSTRAP_FLUSH_EVERY`; returns how many were kept."""
         kept = 0
-        for record in records:
-            if record.aspect_name in mirrored_aspects():
-                aspect_json = pre_json_transform(record.aspect.to_obj())
-                typed = record.aspect if record.aspect_name in indexed_aspects() else None
-                self._upsert(record.urn, record.entity_type, record.aspect_name, aspect_json, None, typed)
+        for urn, entity_type, aspect_name, aspect_json in aspects:
+            if self._upsert(urn, entity_type, aspect_name, aspect_json, None) == "applied":
                 kept += 1
+                if len(self._pending) >= BOOTSTRAP_FLUSH_EVERY:
+                    self.flush()
         self.flush(meta={BOOTSTRAP_META_KEY: source})
         return kept
 
@@ -125,7 +148,7 @@ class MetadataMirror:
     # --- applying MCLs ---------------------------------------------------------------------------------
 
     def apply(self, mcl: DecodedMcl) -> Applied:
-        """Apply one decoded MCL. Raises MclDecodeError when an indexed aspect does not decode (state unchanged)."""
+        """Apply one decoded (validated) MCL to the mirror's pending state."""
         if mcl.aspect_name is None:
             return "not-mirrored"
         if mcl.change_type == ChangeTypeClass.DELETE:
@@ -136,14 +159,37 @@ class MetadataMirror:
             return "applied"
         if mcl.aspect_json is None:
             return "not-mirrored"
-        typed = mcl.aspect if mcl.aspect_name in indexed_aspects() else None
-        return self._upsert(mcl.urn, mcl.entity_type, mcl.aspect_name, mcl.aspect_json, mcl.aspect_text, typed)
+        return self._upsert(mcl.urn, mcl.entity_type, mcl.aspect_name, mcl.aspect_json, mcl.aspect_text)
 
-    def flush(self, offsets: Mapping[TopicPartition, int] | None = None, meta: Mapping[str, str] | None = None) -> None:
-        """Persist pending changes and, in the same transaction, the next offset to consume per partition."""
-        upserts = [row for row in self._pending.values() if row is not None]
-        deletes = [key for key, row in self._pending.items() if row is None]
-        self._store.write(upserts, deletes, sorted(self._pending_entity_deletes), offsets, meta)
+    def flush(
+        self,
+        offsets: Mapping[TopicPartition, int] | None = None,
+        meta: Mapping[str, str] | None = None,
+        changes: Sequence[ChangeRow] = (),
+        seen_fingerprints: Sequence[tuple[str, str]] = (),
+        counter_increments: Mapping[str, int] | None = None,
+    ) -> None:
+        """Persist pending changes and, in the same transaction, the next offset to consume per partition, meta
+        values, change log entries, reported risks and counter increments. Pending changes stay pending when the
+        write fails."""
+        followed = followed_aspects()
+        feed: list[tuple[str, str | None]] = []
+        if self._store.shared:
+            feed = [(urn, None) for urn in self._pending_entity_deletes]
+            feed += [key for key in self._pending if key[1] in followed]
+        self._store.write(
+            MirrorWrite(
+                upserts=[row for row in self._pending.values() if row is not None],
+                deletes=[key for key, row in self._pending.items() if row is None],
+                deleted_entities=list(self._pending_entity_deletes),
+                offsets=dict(offsets or {}),
+                meta=dict(meta or {}),
+                changes=changes,
+                seen_fingerprints=seen_fingerprints,
+                counter_increments=dict(counter_increments or {}),
+                feed=feed,
+            )
+        )
         self._pending.clear()
         self._pending_entity_deletes.clear()
 
@@ -154,6 +200,28 @@ class MetadataMirror:
     def committed_offsets(self) -> dict[TopicPartition, int]:
         """Next offset to consume per (topic, partition), as persisted by the last flush."""
         return self._store.offsets()
+
+    def follow_feed(self) -> int:
+        """With a shared store: re-index what other replicas wrote since the last call; how many keys changed."""
+        if not self._store.shared:
+            return 0
+        page = self._store.changed_since(self._feed_position)
+        if page is None:  # fell behind the pruned feed: start again from the store
+            self._reset()
+            self._feed_position = self._store.feed_position()
+            self._load()
+            return -1
+        for entry in page.entries:
+            if entry.aspect_name is None:
+                self._forget_entity(entry.urn)
+                continue
+            stored = self._store.stored_aspect(entry.urn, entry.aspect_name)
+            self._unindex(entry.urn, entry.aspect_name)
+            self._timeseries_millis.pop((entry.urn, entry.aspect_name), None)
+            if stored is not None:
+                self._load_row(stored, reuse_facts=True)
+        self._feed_position = page.position
+        return len(page.entries)
 
     # --- reading ---------------------------------------------------------------------------------------
 
@@ -205,26 +273,19 @@ class MetadataMirror:
     # --- internals -------------------------------------------------------------------------------------
 
     def _upsert(
-        self,
-        urn: str,
-        entity_type: str,
-        aspect_name: str,
-        aspect_json: dict[str, Any],
-        aspect_text: str | None,
-        typed: _Aspect | None,
+        self, urn: str, entity_type: str, aspect_name: str, aspect_json: dict[str, Any], aspect_text: str | None
     ) -> Applied:
         if aspect_name not in mirrored_aspects():
             return "not-mirrored"
         if aspect_name in timeseries_aspects() and not self._is_newest_run(urn, aspect_name, aspect_json):
             return "older-timeseries-run"
-        facts = facts_of(urn, aspect_name, typed) if typed is not None else None
         text = aspect_text if aspect_text is not None else json.dumps(aspect_json, separators=(",", ":"))
-        stored_facts = facts_to_json(facts) if facts is not None else None
-        self._pending[(urn, aspect_name)] = StoredAspect(urn, aspect_name, entity_type, text, stored_facts)
-        if facts is not None:
+        stored_facts = None
+        if aspect_name in indexed_aspects():
+            facts = facts_of_json(urn, aspect_name, aspect_json)
             self._index(urn, aspect_name, facts)
-        if len(self._pending) >= self._flush_every:
-            self.flush()
+            stored_facts = facts_to_json(facts)
+        self._pending[(urn, aspect_name)] = StoredAspect(urn, aspect_name, entity_type, text, stored_facts)
         return "applied"
 
     def _is_newest_run(self, urn: str, aspect_name: str, aspect_json: dict[str, Any]) -> bool:
@@ -261,14 +322,19 @@ class MetadataMirror:
         self._pending[(urn, aspect_name)] = None
 
     def _delete_entity(self, urn: str) -> None:
-        self.flush()  # the entity delete runs first in the next batch: nothing pending may precede it
+        # written first in the transaction: what is pending for the entity went before the delete and goes with it
+        for key in [key for key in self._pending if key[0] == urn]:
+            del self._pending[key]
+        self._forget_entity(urn)
+        self._pending_entity_deletes[urn] = None
+
+    def _forget_entity(self, urn: str) -> None:
         self._lineage.remove_entity(urn)
         self._columns.remove_entity(urn)
         self._deployments.pop(urn, None)
         self._owners.pop(urn, None)
         for key in [key for key in self._timeseries_millis if key[0] == urn]:
             del self._timeseries_millis[key]
-        self._pending_entity_deletes.add(urn)
 
     def _aspect_text(self, urn: str, aspect_name: str) -> str | None:
         key = (urn, aspect_name)
@@ -290,19 +356,28 @@ class MetadataMirror:
             if isinstance(field, dict) and isinstance(field.get("fieldPath"), str)
         )
 
+    def _reset(self) -> None:
+        self._lineage = LineageIndex()
+        self._columns = ColumnLineageIndex()
+        self._deployments.clear()
+        self._owners.clear()
+        self._timeseries_millis.clear()
+
     def _load(self) -> None:
-        """Rebuild the indexes from the store: persisted facts when this SDK wrote them, else by decoding."""
+        """Rebuild the indexes from the store: persisted facts when this SDK wrote them, else from the JSON."""
         reuse_facts = self._store.meta(FACTS_META_KEY) == FACTS_FORMAT
-        wanted = (indexed_aspects() | timeseries_aspects()) & mirrored_aspects()
-        for row in self._store.all_aspects(wanted):
-            try:
-                if row.aspect_name in timeseries_aspects():
-                    self._is_newest_run(row.urn, row.aspect_name, self._parse_stored(row))
-                if row.aspect_name in indexed_aspects():
-                    self._index(row.urn, row.aspect_name, self._stored_facts(row, reuse_facts))
-            except MclDecodeError as error:
-                self.load_warnings.append(f"stored {row.aspect_name} of {row.urn} is not indexed: {error}")
+        for row in self._store.all_aspects(followed_aspects()):
+            self._load_row(row, reuse_facts)
         self.flush(meta={FACTS_META_KEY: FACTS_FORMAT})
+
+    def _load_row(self, row: StoredAspect, reuse_facts: bool) -> None:
+        try:
+            if row.aspect_name in timeseries_aspects():
+                self._is_newest_run(row.urn, row.aspect_name, self._parse_stored(row))
+            if row.aspect_name in indexed_aspects():
+                self._index(row.urn, row.aspect_name, self._stored_facts(row, reuse_facts))
+        except MclDecodeError as error:
+            self.load_warnings.append(f"stored {row.aspect_name} of {row.urn} is not indexed: {error}")
 
     def _stored_facts(self, row: StoredAspect, reuse_facts: bool) -> AspectFacts:
         if reuse_facts and row.facts is not None:
@@ -310,8 +385,7 @@ class MetadataMirror:
                 return facts_from_json(row.facts)
             except (ValueError, TypeError, KeyError, IndexError):
                 pass  # recompute below
-        typed = decode_aspect(row.aspect_name, self._parse_stored(row)).value
-        facts = facts_of(row.urn, row.aspect_name, typed)
+        facts = facts_of_json(row.urn, row.aspect_name, self._parse_stored(row))
         self._pending[(row.urn, row.aspect_name)] = StoredAspect(
             row.urn, row.aspect_name, row.entity_type, row.json, facts_to_json(facts)
         )

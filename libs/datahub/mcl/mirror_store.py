@@ -1,44 +1,33 @@
-"""SQLite persistence of the metadata mirror (``mirror.sqlite``): latest aspects, consumer offsets, meta.
+"""Where the metadata mirror persists: the port, and the rows that cross it.
 
-Tables:
+What a store keeps (one transaction per :meth:`MirrorStore.write`, so state, change log and consumer offsets are
+committed together or not at all):
 
-- ``aspects(urn, aspect, entity_type, json, facts)``, keyed (urn, aspect): the latest value of every
-  mirrored aspect in DataHub's JSON form, and for indexed aspects what the mirror derived from it (so a
-  restart rebuilds the indexes without decoding every aspect into SDK classes again);
-- ``offsets(topic, partition, next_offset)``: the next offset to consume per partition, written in the
-  same transaction as the aspects it covers, so a restart resumes exactly where the persisted state is;
-- ``meta(key, value)``: e.g. what the mirror was bootstrapped from.
+- the latest value of every mirrored aspect in DataHub's JSON form, keyed (urn, aspect), and for indexed
+  aspects what the mirror derived from it (``facts``: a restart rebuilds the indexes without decoding every
+  aspect again);
+- the next offset to consume per (topic, partition);
+- ``meta``: small values (what the mirror was bootstrapped from, the facts format);
+- counters, incremented in the write transaction (the intake's records by outcome: exact with any number of
+  replicas, since each increment commits with the offsets of the records it counts);
+- the change log: the newest changes of the aspects a diagnosis reads (:class:`ChangeRow`), bounded, each
+  change once per (urn, aspect, change key);
+- the fingerprints of the upstream risks already reported;
+- a feed of the keys each write changed, for the other replicas sharing the store (:meth:`MirrorStore.changed_since`):
+  each replica keeps in-memory indexes, and a write by one must reach the others' indexes.
 
-Writes are batched by the caller (:meth:`MirrorStore.write`): one transaction per batch.
+Two stores: SQLite (:mod:`mirror_store_sqlite`, the default, one process) and PostgreSQL
+(:mod:`mirror_store_postgres`, for several replicas of the context service); :func:`open_mirror_store` picks one.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 MIRROR_FILE_NAME = "mirror.sqlite"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS aspects (
-    urn TEXT NOT NULL,
-    aspect TEXT NOT NULL,
-    entity_type TEXT NOT NULL,
-    json TEXT NOT NULL,
-    facts TEXT,
-    PRIMARY KEY (urn, aspect)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS offsets (
-    topic TEXT NOT NULL,
-    partition INTEGER NOT NULL,
-    next_offset INTEGER NOT NULL,
-    PRIMARY KEY (topic, partition)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-"""
+DEFAULT_MAX_CHANGES = 20_000
 
 TopicPartition = tuple[str, int]
 
@@ -52,101 +41,98 @@ class StoredAspect:
     facts: str | None = None
 
 
-class MirrorStore:
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._db = connection
-        self._db.executescript(_SCHEMA)
+@dataclass(frozen=True)
+class ChangeRow:
+    """One change of an aspect a diagnosis reads, with its previous value (JSON texts)."""
 
-    @classmethod
-    def open(cls, path: Path | str) -> MirrorStore:
-        """Open (or create) a store file; a directory gets ``mirror.sqlite`` inside it."""
-        path = Path(path)
-        if path.is_dir():
-            path = path / MIRROR_FILE_NAME
-        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        return cls(connection)
+    entity_urn: str
+    entity_type: str
+    aspect: str
+    change_type: str
+    time_ms: int | None
+    actor: str | None
+    previous: str | None
+    current: str | None
+    change_key: str
 
-    @classmethod
-    def in_memory(cls) -> MirrorStore:
-        return cls(sqlite3.connect(":memory:", isolation_level=None))
+    def values(self) -> tuple[object, ...]:
+        """The fields in column order (``entity_urn`` … ``change_key``)."""
+        return (
+            *(self.entity_urn, self.entity_type, self.aspect, self.change_type, self.time_ms, self.actor),
+            *(self.previous, self.current, self.change_key),
+        )
 
-    def close(self) -> None:
-        self._db.close()
 
-    # --- reads -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FeedEntry:
+    """A key another replica changed: an aspect (``aspect_name`` set) or a whole entity deleted (None)."""
 
-    def aspect_json(self, urn: str, aspect_name: str) -> str | None:
-        row = self._db.execute("SELECT json FROM aspects WHERE urn = ? AND aspect = ?", (urn, aspect_name)).fetchone()
-        return row[0] if row else None
+    seq: int
+    urn: str
+    aspect_name: str | None
 
-    def aspect_names(self, urn: str) -> list[str]:
-        return [row[0] for row in self._db.execute("SELECT aspect FROM aspects WHERE urn = ? ORDER BY aspect", (urn,))]
+
+@dataclass(frozen=True)
+class FeedPage:
+    """What other writers changed after a feed position, and the position to ask from next time."""
+
+    position: int
+    entries: list[FeedEntry]
+
+
+@dataclass(frozen=True)
+class MirrorWrite:
+    """One transaction: entity deletes first, then aspect deletes, then upserts; offsets, meta, changes with them.
+
+    ``feed``: the keys other replicas must re-read (indexed and timeseries aspects, deleted entities).
+    """
+
+    upserts: Sequence[StoredAspect] = ()
+    deletes: Sequence[tuple[str, str]] = ()
+    deleted_entities: Sequence[str] = ()
+    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    meta: Mapping[str, str] = field(default_factory=dict)
+    changes: Sequence[ChangeRow] = ()
+    seen_fingerprints: Sequence[tuple[str, str]] = ()
+    """(fingerprint, remembered at) of risks reported."""
+    counter_increments: Mapping[str, int] = field(default_factory=dict)
+    feed: Sequence[tuple[str, str | None]] = ()
+
+
+class MirrorStore(Protocol):
+    shared: bool
+    """True when other processes may write the same store (PostgreSQL): the mirror then follows the feed."""
+
+    def aspect_json(self, urn: str, aspect_name: str) -> str | None: ...
+
+    def stored_aspect(self, urn: str, aspect_name: str) -> StoredAspect | None: ...
 
     def all_aspects(self, aspect_names: Iterable[str] | None = None) -> Iterator[StoredAspect]:
-        """Every stored aspect (optionally only the named ones), ordered by urn then aspect."""
-        if aspect_names is None:
-            rows = self._db.execute("SELECT urn, aspect, entity_type, json, facts FROM aspects ORDER BY urn, aspect")
-        else:
-            names = sorted(set(aspect_names))
-            marks = ",".join("?" * len(names))
-            rows = self._db.execute(
-                f"SELECT urn, aspect, entity_type, json, facts FROM aspects WHERE aspect IN ({marks}) "
-                "ORDER BY urn, aspect",
-                names,
-            )
-        for urn, aspect_name, entity_type, text, facts in rows:
-            yield StoredAspect(urn, aspect_name, entity_type, text, facts)
+        """Every stored aspect (optionally only the named ones)."""
+        ...
 
-    def aspect_count(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM aspects").fetchone()[0]
+    def aspect_count(self) -> int: ...
 
-    def offsets(self) -> dict[TopicPartition, int]:
-        rows = self._db.execute("SELECT topic, partition, next_offset FROM offsets")
-        return {(topic, partition): offset for topic, partition, offset in rows}
+    def offsets(self) -> dict[TopicPartition, int]: ...
 
-    def meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+    def meta(self, key: str) -> str | None: ...
 
-    # --- writes ----------------------------------------------------------------------------------------
+    def counters(self) -> dict[str, int]: ...
 
-    def write(
-        self,
-        upserts: Iterable[StoredAspect] = (),
-        deletes: Iterable[tuple[str, str]] = (),
-        deleted_entities: Iterable[str] = (),
-        offsets: Mapping[TopicPartition, int] | None = None,
-        meta: Mapping[str, str] | None = None,
-    ) -> None:
-        """Apply one batch in one transaction: entity deletes, then aspect deletes, then upserts."""
-        with _transaction(self._db):
-            self._db.executemany("DELETE FROM aspects WHERE urn = ?", ((urn,) for urn in deleted_entities))
-            self._db.executemany("DELETE FROM aspects WHERE urn = ? AND aspect = ?", deletes)
-            self._db.executemany(
-                "INSERT INTO aspects (urn, aspect, entity_type, json, facts) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (urn, aspect) DO UPDATE SET "
-                "entity_type = excluded.entity_type, json = excluded.json, facts = excluded.facts",
-                ((row.urn, row.aspect_name, row.entity_type, row.json, row.facts) for row in upserts),
-            )
-            self._db.executemany(
-                "INSERT INTO offsets (topic, partition, next_offset) VALUES (?, ?, ?) "
-                "ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset",
-                ((topic, partition, offset) for (topic, partition), offset in (offsets or {}).items()),
-            )
-            self._db.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (meta or {}).items(),
-            )
+    def recent_changes(self) -> list[ChangeRow]:
+        """The change log, oldest first (at most the store's ``max_changes`` newest)."""
+        ...
 
+    def seen(self, fingerprint: str) -> bool: ...
 
-@contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+    def feed_position(self) -> int:
+        """The newest feed entry now (0 when there is none)."""
+        ...
+
+    def changed_since(self, seq: int) -> FeedPage | None:
+        """Feed entries after ``seq`` written by other writers; None when entries after ``seq`` were pruned."""
+        ...
+
+    def write(self, batch: MirrorWrite) -> None: ...
+
+    def close(self) -> None: ...

@@ -19,6 +19,10 @@ class FakeConsumer:
     position_now: int
     committed_now: int | None
     seeks: list[tuple[str, int]] = field(default_factory=list)
+    fetched_highwater: int | None = None
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        return self.fetched_highwater
 
     def assignment(self) -> set[TopicPartition]:
         return {TP}
@@ -77,3 +81,13 @@ def test_resumes_from_an_offset_the_new_broker_has_committed() -> None:
     consumer.committed_now = 12
     (resumed,) = check(watch, consumer)
     assert (resumed.resumed_at, consumer.seeks) == (12, [("seek", 12)])
+
+
+def test_an_end_offset_below_what_the_last_fetch_reported_is_not_a_new_broker() -> None:
+    # Tansu answers ListOffsets with the last record batch's base offset + 1: a 45-record batch read whole
+    watch = BrokerLossWatch()
+    consumer = FakeConsumer(end=1304, position_now=1348, committed_now=1348, fetched_highwater=1348)
+    assert check(watch, consumer) == [] and consumer.seeks == []
+    consumer.end, consumer.committed_now = 1304, None  # a new broker after all: our commits are gone
+    (resumed,) = check(watch, consumer)
+    assert resumed.why == "committed offset went from 1348 to None" and consumer.seeks == [("beginning", 0)]

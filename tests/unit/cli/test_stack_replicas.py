@@ -50,3 +50,8 @@ def test_the_command_line_refuses_a_bad_option_before_starting_anything(
     monkeypatch.setenv("MODELGUARD_KAFKA_PARTITIONS", "1")
     assert main(["stack", "up", "--replicas", "diagnoser=2"]) == 2
     assert "partitions" in capsys.readouterr().err
+
+
+def test_context_replicas_are_run_when_the_state_is_shared_in_postgresql() -> None:
+    counts = replica_counts({}, SERVICES, {"context": 2}, partitions=3, shared_state=True)
+    assert counts["context"] == 2

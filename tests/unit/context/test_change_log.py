@@ -1,11 +1,10 @@
-"""The context service's change log: the aspects a diagnosis reads are kept with their previous value,
-others are not, and the log stays bounded."""
+"""The context service's change log (in the mirror's store): the aspects a diagnosis reads are kept with their
+previous value, others are not, and the log stays bounded."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from libs.datahub.mcl.events import DecodedMcl
+from libs.datahub.mcl.mirror_store_sqlite import SqliteMirrorStore
 from services.context.change_log import ChangeLog
 
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:snowflake,crm.customers,PROD)"
@@ -25,7 +24,7 @@ def _mcl(aspect: str, previous: dict | None, current: dict | None, time_ms: int 
 
 
 def test_a_schema_change_is_kept_with_both_versions() -> None:
-    log = ChangeLog(sqlite3.connect(":memory:"))
+    log = ChangeLog(SqliteMirrorStore.in_memory())
     assert log.record(_mcl("schemaMetadata", {"fields": [{"fieldPath": "age"}]}, {"fields": [{"fieldPath": "tenure"}]}))
     (change,) = log.recent()
     assert change.previous == {"fields": [{"fieldPath": "age"}]}
@@ -34,13 +33,13 @@ def test_a_schema_change_is_kept_with_both_versions() -> None:
 
 
 def test_aspects_a_diagnosis_does_not_read_are_not_kept() -> None:
-    log = ChangeLog(sqlite3.connect(":memory:"))
+    log = ChangeLog(SqliteMirrorStore.in_memory())
     assert not log.record(_mcl("browsePathsV2", None, {"path": []}))
     assert log.recent() == []
 
 
 def test_the_log_keeps_only_the_newest_rows() -> None:
-    log = ChangeLog(sqlite3.connect(":memory:"), max_rows=3)
+    log = ChangeLog(SqliteMirrorStore.in_memory(max_changes=3))
     for step in range(5):
         log.record(_mcl("datasetProfile", None, {"rowCount": step}, time_ms=1741600000000 + step))
     assert [change.current["rowCount"] for change in log.recent()] == [2, 3, 4]

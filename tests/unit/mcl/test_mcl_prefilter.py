@@ -1,4 +1,5 @@
-"""The prefilter drops irrelevant MCLs before their aspect is parsed; SDK conversion happens only on read."""
+"""The prefilter drops irrelevant MCLs after validation and before any SDK object is built; a kept aspect is
+checked against its SDK class's schema without building it, and converted only when a reader asks."""
 
 from __future__ import annotations
 
@@ -43,9 +44,22 @@ def test_irrelevant_aspects_are_validated_then_skipped_without_converting_them()
 
     assert kept is not None
     assert (decoder.counts.skipped, decoder.counts.kept) == (2, 1)
-    assert counting.calls == ["status"]  # a kept aspect is validated with its SDK class once, when decoded
+    assert counting.calls == []  # a kept aspect that certainly fits its class's schema is not converted to decode
     assert kept.aspect == StatusClass(removed=True) and kept.aspect is kept.aspect
-    assert counting.calls == ["status"]
+    assert counting.calls == ["status"]  # converted once, when read
+
+
+def test_a_kept_aspect_the_schema_check_is_not_sure_of_goes_through_the_sdk_class() -> None:
+    counting = _CountingAspectDecoder()
+    decoder = MclDecoder(ShippedSchemaResolver(), aspect_decoder=counting)
+    newer = mcl_record(Churn.RAW, "status", {"removed": False, "aFieldANewerServerAdds": 1})
+    wrong = mcl_record(Churn.RAW, "status", {"removed": "no"})
+
+    kept = decoder.decode_avro(avro_message(newer))
+    assert kept is not None and counting.calls == ["status"]  # the SDK accepts it (the unknown field dropped)
+    with pytest.raises(MclDecodeError) as caught:
+        decoder.decode_avro(avro_message(wrong))
+    assert caught.value.reason == "bad_aspect" and counting.calls == ["status", "status"]
 
 
 def test_an_irrelevant_aspect_that_is_not_json_is_refused_not_skipped() -> None:

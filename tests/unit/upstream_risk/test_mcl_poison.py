@@ -14,9 +14,8 @@ from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.schema_registry import schema_resolver_for
 from services.context.change_log import ChangeLog
-from services.context.intake_counts import COUNTS_META_KEY, IntakeCounts
+from services.context.intake_counts import IntakeCounts
 from services.context.mcl_intake import MclIntake
-from services.context.upstream_risk_dedup import RiskDeduplicator
 from tests.support.mcl_poison import (
     ASSERTION,
     DATASET,
@@ -34,7 +33,7 @@ TOPIC = "MetadataChangeLog_Versioned_v1"
 
 
 def _intake() -> MclIntake:
-    return MclIntake(MclDecoder(schema_resolver_for(None)), MetadataMirror.in_memory(), RiskDeduplicator.in_memory())
+    return MclIntake(MclDecoder(schema_resolver_for(None)), MetadataMirror.in_memory())
 
 
 def test_the_suite_covers_at_least_forty_malformed_records_of_many_classes() -> None:
@@ -83,15 +82,12 @@ def test_good_golden_records_are_applied_and_stored_validated() -> None:
         assert intake.mirror.aspect(record.urn, record.aspect_name) is not None, record.name
 
 
-def test_timeseries_redeliveries_are_logged_once_and_an_older_run_is_skipped(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    change_log = ChangeLog.open(tmp_path / "changes.sqlite")
-    intake = MclIntake(
-        MclDecoder(schema_resolver_for(None)), MetadataMirror.in_memory(), RiskDeduplicator.in_memory(), change_log
-    )
+def test_timeseries_redeliveries_are_logged_once_and_an_older_run_is_skipped() -> None:
+    intake = _intake()
     for case in timeseries_runs():
         intake(case.raw)
     assert intake.counts.applied == 3 and intake.counts.skipped == {"older-timeseries-run": 1}
-    runs = [change for change in change_log.recent() if change.entity_urn == ASSERTION]
+    runs = [change for change in ChangeLog(intake.mirror.store).recent() if change.entity_urn == ASSERTION]
     assert len(runs) == 1
 
 
@@ -107,7 +103,7 @@ def test_state_counts_and_offsets_are_committed_together_when_a_record_settles()
         assert intake.mirror.committed_offsets().get((TOPIC, 0), 0) == offset  # nothing committed before settling
         intake.settle(published, position)
         assert intake.mirror.committed_offsets() == {(TOPIC, 0): offset + 1}
-    stored = IntakeCounts.from_json(intake.mirror.meta(COUNTS_META_KEY))
+    stored = IntakeCounts.from_counters(intake.mirror.store.counters())
     assert stored.total == len(records) and stored == intake.counts
 
 
@@ -115,15 +111,11 @@ def test_an_unsettled_record_leaves_the_stored_offset_where_it_was_so_it_comes_a
     if not golden_available():
         pytest.skip("DataHub golden files absent")
     good = good_records()[0]
-    first = MclIntake(
-        MclDecoder(schema_resolver_for(None)), MetadataMirror.open(tmp_path), RiskDeduplicator.in_memory()
-    )
+    first = MclIntake(MclDecoder(schema_resolver_for(None)), MetadataMirror.open(tmp_path))
     first(good.raw, InputPosition(TOPIC, 0, 0))  # applied in memory; the process dies before it settles
     first.mirror._store.close()
 
-    again = MclIntake(
-        MclDecoder(schema_resolver_for(None)), MetadataMirror.open(tmp_path), RiskDeduplicator.in_memory()
-    )
+    again = MclIntake(MclDecoder(schema_resolver_for(None)), MetadataMirror.open(tmp_path))
     assert again.stored_offsets() == {} and again.mirror.aspect_json(good.urn, good.aspect_name) is None
     again(good.raw, InputPosition(TOPIC, 0, 0))
     again.settle([], InputPosition(TOPIC, 0, 0))
@@ -132,16 +124,11 @@ def test_an_unsettled_record_leaves_the_stored_offset_where_it_was_so_it_comes_a
     reopened = MetadataMirror.open(tmp_path)
     assert reopened.committed_offsets() == {(TOPIC, 0): 1}
     assert reopened.aspect_json(good.urn, good.aspect_name) is not None
-    assert IntakeCounts.from_json(reopened.meta(COUNTS_META_KEY)).applied == 1
+    assert IntakeCounts.from_counters(reopened.store.counters()).applied == 1
 
 
 def test_the_counts_are_logged_as_one_json_object_every_n_settled_records(caplog: pytest.LogCaptureFixture) -> None:
-    intake = MclIntake(
-        MclDecoder(schema_resolver_for(None)),
-        MetadataMirror.in_memory(),
-        RiskDeduplicator.in_memory(),
-        log_counts_every=2,
-    )
+    intake = MclIntake(MclDecoder(schema_resolver_for(None)), MetadataMirror.in_memory(), log_counts_every=2)
     skipped = next(c for c in CASES if c.verdict == "skipped")
     with caplog.at_level(logging.INFO, logger="modelguard.context.mcl"):
         for offset in range(4):
