@@ -4,7 +4,6 @@ Kafka connections' SASL passwords, which the connections need to connect and kee
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
