@@ -183,8 +183,8 @@ def evaluations_by_phase(events_dir: Path) -> dict[str, int]:
     reported figures), the detector's two referee runs, the diagnosis's own count, the validator's re-run."""
     events = _events(events_dir)
     reported = events.get("EvaluationReported", {}).get("payload", {})
-    gate = next((e["payload"]["gate"] for name, e in events.items() if name in GATE_EVENTS), {})
-    diagnosis = next(
+    gate: dict[str, Any] = next((e["payload"]["gate"] for name, e in events.items() if name in GATE_EVENTS), {})
+    diagnosis: dict[str, Any] = next(
         (events[name]["payload"]["report"] for name in ("DiagnosisCompleted", "DiagnosisAbstained") if name in events),
         {},
     )

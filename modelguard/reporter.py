@@ -41,7 +41,7 @@ def evaluate_bundle(
     bundle = load_bundle(bundle_dir)
     repo = build_repository(bundle, workdir / "repository" / bundle.name)
     base_sha, candidate_sha = repo.commits["base"], repo.commits["candidate"]
-    windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
+    windows: dict[str, dict[str, Path]] = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
     data = pack_data_windows(windows)
     spec = bundle.spec.workspace.command_spec()
     snapshots = {

@@ -29,7 +29,7 @@ def repair_hints(collected: IncidentEvidence, hypothesis: str | None) -> RepairH
     }
     for fault in measured:
         if fault.kind == "category":
-            unseen_categories.setdefault(fault.column, [str(value) for value in fault.detail.get("unseen", [])])  # type: ignore[union-attr]
+            unseen_categories.setdefault(fault.column, list(fault.unseen))
     return RepairHints(
         changed_functions=changed_functions(collected, hypothesis),
         renamed_columns=renamed_columns(collected),
@@ -95,7 +95,8 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
         return []
     code = _values(collected, EvidenceKind.CODE_CHANGE)
     divisors = {(d["file"], d["function"]): d["divisor"] for d in code.get("unguarded_divisions", [])}
-    wanted = {FEATURE_TRANSFORMATION: True, TRAINING_CONFIG_CHANGE: False}.get(hypothesis or "")
+    on_feature_path: dict[str, bool] = {FEATURE_TRANSFORMATION: True, TRAINING_CONFIG_CHANGE: False}
+    wanted = on_feature_path.get(hypothesis or "")
     isolated = _isolated_anchors(collected)
     suspects = [
         Suspect(file=f["file"], function=f["function"], divisor=divisors.get((f["file"], f["function"])))
@@ -156,8 +157,8 @@ def renamed_columns(collected: IncidentEvidence) -> list[ColumnRename]:
             renames.setdefault(item["old"], item["new"])
     measured = collected.localisation.faults if collected.localisation is not None else ()
     for fault in measured:  # the renames the schema intervention tried (by distribution or DataHub's log)
-        if fault.kind == "schema" and isinstance(fault.detail.get("renamed_to"), str):
-            renames.setdefault(fault.column, str(fault.detail["renamed_to"]))
+        if fault.kind == "schema" and fault.renamed_to is not None:
+            renames.setdefault(fault.column, fault.renamed_to)
     return [ColumnRename(old=old, new=new) for old, new in sorted(renames.items())]
 
 

@@ -106,7 +106,7 @@ class _Logged:
     event: Event[Any]
 
 
-class OpenIncidents:
+class OpenIncidents(Collector):
     """Unfinished and stuck incidents, read from the store's incident heads at each scrape."""
 
     def __init__(self, store: LedgerStore, stuck_after_s: float, clock: Callable[[], datetime]) -> None:

@@ -53,6 +53,7 @@ def rank_hypotheses(
     measurable 0.85 reads differently from 0.85 out of 1.0."""
     scored = [_score(spec, facts, unmeasured) for spec in catalogue]
     best = max((item[0] for item in scored), default=0.0)
+    entries: list[tuple[float, int, str, str | None, str, tuple[Contribution, ...], tuple[Contribution, ...], float]]
     entries = [
         (score, index, spec.name, spec.location, spec.description, support, counter, scale)
         for index, (spec, (score, support, counter, scale)) in enumerate(zip(catalogue, scored, strict=True))
