@@ -209,7 +209,7 @@ def repaired_incident(
     chain.add(
         "validator", RepairValidated(**common, diagnosis=report, **hypothesis, patch=patch, validation=validation)
     )
-    _published(chain, run_id, "repair_proposed", "RepairValidated")
+    _published(chain, run_id, "repair_validated", "RepairValidated")
     return chain.events
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from contracts.catalogue import CauseLocation, Hypothesis, location_of
 from contracts.events.diagnosis import ChangeRef, ColumnRename, GeneratedFileRef, LineSpan, RepairHints, Suspect
-from services.diagnoser.catalogue.hypotheses import FEATURE_TRANSFORMATION, LOCATION, TRAINING_CONFIG_CHANGE
 from services.diagnoser.evidence import EvidenceKind
 from services.diagnoser.experiments.column_faults import ColumnFault
 from services.diagnoser.experiments.revert_closure import revert_closure
@@ -51,7 +51,7 @@ def _joined(static: list[str], measured: Iterable[ColumnFault], kind: str) -> li
 def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> list[ChangeRef]:
     """The units of the change that carry the drop, for a cause in the code, with the units that define the
     module-level names a revert of them needs (``revert_closure``)."""
-    if collected.isolation is None or LOCATION.get(hypothesis or "") != "code":
+    if collected.isolation is None or location_of(hypothesis) != CauseLocation.CODE:
         return []
     isolation = collected.isolation
     closure = set(revert_closure(isolation.units, isolation.minimal, collected.base_dir, collected.candidate_dir))
@@ -77,7 +77,7 @@ def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> lis
 
 def generated_on_path(collected: IncidentEvidence, hypothesis: str | None) -> list[GeneratedFileRef]:
     """Generated files among those a code repair would edit: the isolated change's, else every changed one."""
-    if LOCATION.get(hypothesis or "") != "code":
+    if location_of(hypothesis) != CauseLocation.CODE:
         return []
     paths = collected.isolation.minimal_paths if collected.isolation is not None else tuple(collected.generated)
     return [
@@ -91,11 +91,14 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
     """Functions the candidate changed on the cause's path: feature modules for a feature transformation,
     elsewhere for a training change (a changed module-level parameter counts as ``<module>``), none for a cause
     in the data, all when no cause is named."""
-    if LOCATION.get(hypothesis or "") == "data":
+    if location_of(hypothesis) == CauseLocation.DATA:
         return []
     code = _values(collected, EvidenceKind.CODE_CHANGE)
     divisors = {(d["file"], d["function"]): d["divisor"] for d in code.get("unguarded_divisions", [])}
-    on_feature_path: dict[str, bool] = {FEATURE_TRANSFORMATION: True, TRAINING_CONFIG_CHANGE: False}
+    on_feature_path: dict[str, bool] = {
+        Hypothesis.FEATURE_TRANSFORMATION: True,
+        Hypothesis.TRAINING_CONFIG_CHANGE: False,
+    }
     wanted = on_feature_path.get(hypothesis or "")
     isolated = _isolated_anchors(collected)
     suspects = [
@@ -108,7 +111,7 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
     for path in _module_level_paths(collected):
         if Suspect(file=path, function=MODULE_LEVEL) not in suspects:
             suspects.append(Suspect(file=path, function=MODULE_LEVEL))
-    if hypothesis == TRAINING_CONFIG_CHANGE:
+    if hypothesis == Hypothesis.TRAINING_CONFIG_CHANGE:
         for entry in _values(collected, EvidenceKind.CONFIG_CHANGE).get("changed", []):
             scope = str(entry["key"]).split(":", 1)[0]
             suspect = Suspect(file=entry["file"], function=scope if ":" in str(entry["key"]) else MODULE_LEVEL)

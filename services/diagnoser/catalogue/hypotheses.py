@@ -15,13 +15,9 @@ leaves: 1 - its score.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from contracts.catalogue import LOCATION as CATALOGUE_LOCATION
-from contracts.catalogue import CauseLocation, Hypothesis
+from contracts.catalogue import LOCATION, CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact
-
-Location = Literal["code", "data"]
 
 FEATURE_TRANSFORMATION = Hypothesis.FEATURE_TRANSFORMATION
 TRAINING_CONFIG_CHANGE = Hypothesis.TRAINING_CONFIG_CHANGE
@@ -42,8 +38,9 @@ class HypothesisSpec:
     counter: dict[Fact, float]
 
     @property
-    def location(self) -> Location:
-        return "code" if CATALOGUE_LOCATION[self.name] == CauseLocation.CODE else "data"
+    def location(self) -> CauseLocation:
+        """Where the hypothesis puts the cause: the code or the data (``contracts.catalogue.LOCATION``)."""
+        return LOCATION[self.name]
 
 
 _NOT_HERE = {Fact.NO_REGRESSION: 1.0}
@@ -165,5 +162,4 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
     ),
 )
 
-LOCATION: dict[str, Location] = {spec.name: spec.location for spec in CATALOGUE}
-assert {spec.name for spec in CATALOGUE} == set(CATALOGUE_LOCATION), "every hypothesis of contracts.catalogue is scored"
+assert {spec.name for spec in CATALOGUE} == set(LOCATION), "every hypothesis of contracts.catalogue is scored"
