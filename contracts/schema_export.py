@@ -16,7 +16,7 @@ import yaml
 
 from contracts.asyncapi import combined_document
 from contracts.envelope import DsseEnvelope
-from contracts.registry import CONTRACTS, all_topics
+from contracts.registry import CONTRACTS, PAST_CONTRACTS, all_topics
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 TOPICS_MANIFEST = Path(__file__).resolve().parent.parent / "deploy" / "kubernetes" / "topics.yaml"
@@ -29,7 +29,7 @@ def _dump(document: object) -> str:
 
 def generated_files() -> dict[str, str]:
     files: dict[str, str] = {}
-    for contract in sorted(CONTRACTS.values(), key=lambda c: c.topic):
+    for contract in sorted([*CONTRACTS.values(), *PAST_CONTRACTS.values()], key=lambda c: c.topic):
         name = f"{contract.event_type}.v{contract.major}.schema.json"
         schema = contract.event_model.model_json_schema()
         schema["$id"] = f"https://modelguard.dev/contracts/{name}"

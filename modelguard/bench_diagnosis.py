@@ -192,7 +192,7 @@ def evaluations_by_phase(events_dir: Path) -> dict[str, int]:
     validation = next((events[name]["payload"]["validation"] for name in VALIDATION_EVENTS if name in events), None)
     ran = [c for c in (validation or {}).get("checks", []) if c["name"] == "evaluation"]
     return {
-        "ci": 2 if reported.get("baseline_metrics") and gate.get("metric_source") != "referee" else 0,
+        "ci": 2 if reported.get("claimed") and gate.get("metric_source") != "referee" else 0,
         "detector": 2 if gate.get("metric_source") == "referee" else 0,
         "diagnoser": int(diagnosis.get("evaluations") or 0),
         "validator": int(bool(ran) and ran[0]["values"].get("status") in ("passed", "failed")),

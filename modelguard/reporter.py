@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.common import WorkspaceRefs
-from contracts.events.evaluation import EvaluationReported
+from contracts.events.evaluation import ClaimedMetrics, EvaluationReported
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
 from libs.events.codec import SignedEvent
@@ -73,8 +73,7 @@ def evaluate_bundle(
     return EvaluationReported(
         run_id=run_id,
         workspace=workspace,
-        baseline_metrics=baseline,
-        candidate_metrics=candidate,
+        claimed=ClaimedMetrics(baseline=baseline, candidate=candidate) if baseline or candidate else None,
         evaluation_command=list(bundle.spec.workspace.evaluation_command()),
     )
 

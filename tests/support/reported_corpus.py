@@ -4,7 +4,8 @@ none (the referee computes both), so a reader of a later major must still read b
 
     .venv/bin/python -m tests.support.reported_corpus tests/fixtures/envelope-corpus/self-reported
 
-Written once, at EvaluationReported 1.0 (the code of the commit that added it), by the real path: the tiny bundle's
+Written once, at EvaluationReported 1.0 (by the code of the commit that added it; today's code would write 2.0),
+by the real path: the tiny bundle's
 repository is built, its ``evaluate`` command runs in the sandbox for the self-reported run, and the reporter signs.
 `envelopes.jsonl`: one line per envelope with what it claims; `registry.json`: the reporter's public key only.
 """
@@ -36,7 +37,7 @@ def write_reported_corpus(out: Path) -> None:
             bundle_dir = make_tiny_bundle(root / contract, contract=contract, name=f"tiny-{contract}")
             evaluation = evaluate_bundle(bundle_dir, root / "work", artifacts, run_id, None)
             signed = sign_report(evaluation, load_bundle(bundle_dir).spec.gate.metric, key)
-            claims = "figures" if evaluation.baseline_metrics else "nothing"
+            claims = "figures" if evaluation.claimed is not None else "nothing"
             lines.append(json.dumps({"claims": claims, "envelope": signed.envelope_bytes.decode()}))
         (out / "envelopes.jsonl").write_text("".join(line + "\n" for line in lines))
         (out / "registry.json").write_text(json.dumps(registry.to_document(), indent=2, sort_keys=True) + "\n")

@@ -19,7 +19,7 @@ from contracts.outcomes import (
     PublicationState,
     publication_state,
 )
-from contracts.registry import contract_for, minor_difference
+from contracts.registry import contract_for
 from libs.ci_policy import CiOutcomes
 from libs.events.codec import SignedEvent, event_bytes, open_envelope
 from libs.signing.dsse import decode_payload
@@ -46,9 +46,7 @@ def test_stored_publications_read_into_the_enums_and_re_encode_to_the_signed_byt
         payload: Any = signed.event.payload
         assert type(payload.outcome) is Outcome
         assert all(type(n.state) is PublicationState for n in payload.notifications)
-    current = [
-        s for s in stored if minor_difference(s.event.meta.event_version, contract_for(s.event.meta.event_type)) == 0
-    ]
+    current = [s for s in stored if s.event.meta.event_version == contract_for(s.event.meta.event_type).version]
     assert current, "the corpus holds events of today's contract versions"
     for signed in current:  # the typed event's canonical JSON is the payload its writer signed, byte for byte
         assert event_bytes(signed.event) == decode_payload(signed.envelope), signed.event.meta.event_type
