@@ -1,4 +1,4 @@
-"""The nine hypotheses: where each puts the cause, which facts support it and which falsify it.
+"""The hypotheses of ``contracts.catalogue``: where each puts the cause, which facts support it and which falsify it.
 
 score = sum(weight * strength of supporting facts) - sum(weight * strength of counter facts), at least 0.
 Supporting weights add up to at most 1.0 and nothing is rescaled: a fact whose evidence could not be measured
@@ -10,6 +10,11 @@ gone, a rate rose, DataHub logged a change) add the rest. A cause in the code is
 following the data and the other way round (counter weight 1.0); a data cause is falsified by another
 intervention winning back clearly more than its own. ``unknown`` scores what the best named hypothesis
 leaves: 1 - its score.
+
+A new hypothesis over facts the evidence already gives: its name, where it puts the cause and the repairs that
+may answer it in ``contracts/catalogue.py``; its spec here; ``make contracts`` (the names are one generated file,
+``contracts/schemas/catalogue.schema.json``); its case in tests/unit/diagnoser/test_catalogue.py and its row in
+docs/scenarios.md. A new fact adds its evidence too (``facts.py``, an extractor, ``incident_evidence.py``).
 """
 
 from __future__ import annotations
