@@ -23,8 +23,8 @@ console: $(STAMP)
 	MODELGUARD_HOME=$${MODELGUARD_HOME:-$(CONSOLE_HOME)} $(PY) -m modelguard console --insecure-local
 
 # The tests run in a random order (pytest-randomly): the whole suite with one seed, then the tests that need no
-# broker, PostgreSQL or stack (2141 of 2196) again with the next seed: about 28 + 21 min (the fast pass took 20.8 to
-# 21.7 min on a shared 2-core machine), inside CI's 90 with margin; the whole suite twice would be about 56 min.
+# broker, PostgreSQL or stack (2153 of 2209) again with the next seed: about 28 + 6 to 22 min (the fast pass took 5.8
+# to 21.7 min on a shared 2-core machine, by its load), inside CI's 90; the whole suite twice would be about 56 min.
 # A failure reproduces with `pytest -p randomly --randomly-seed=N`; SEED=N replays both passes.
 FAST := not broker and not postgres and not e2e
 
