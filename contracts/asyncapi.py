@@ -25,13 +25,22 @@ DEAD_LETTER_DESCRIPTION = (
 )
 
 
-def _topic_description(event_type: str) -> str:
+def _topic_description(event_type: str, topic: str) -> str:
     contract = contract_for(event_type)
-    return (
-        f"{event_type} events, major version {contract.major}. Key: the incident id. Headers: mg-event-type, "
-        f"mg-event-version, mg-event-id, mg-incident-id, mg-producer, mg-causation-id, traceparent. Body: a DSSE "
-        f"envelope (payloadType {EVENT_PAYLOAD_TYPE}) around the event's canonical JSON."
-    )
+    if topic != contract.topic:
+        major = topic.rsplit(".v", 1)[1]
+        return (
+            f"{event_type} events of the past major version {major}, still read during a rolling deploy and upcast "
+            f"to {contract.major} (contracts/upcasting.py): producers not yet upgraded write here. " + _TRANSPORT
+        )
+    return f"{event_type} events, major version {contract.major}. " + _TRANSPORT
+
+
+_TRANSPORT = (
+    "Key: the incident id. Headers: mg-event-type, "
+    "mg-event-version, mg-event-id, mg-incident-id, mg-producer, mg-causation-id, traceparent. Body: a DSSE "
+    f"envelope (payloadType {EVENT_PAYLOAD_TYPE}) around the event's canonical JSON."
+)
 
 
 def _consumer(body: type) -> Any:
@@ -47,16 +56,16 @@ def service_broker(service: str, channels: ServiceChannels) -> KafkaBroker:
     broker = KafkaBroker(BOOTSTRAP, description="Apache Kafka: MODELGUARD_KAFKA_BOOTSTRAP", client_id=service)
     group = f"modelguard-{service}"
     for event_type in channels.consumes:
-        topic = contract_for(event_type).topic
-        broker.subscriber(topic, group_id=group, title=topic, description=_topic_description(event_type))(
-            _consumer(DsseEnvelope)
-        )
+        for topic in contract_for(event_type).topics:
+            broker.subscriber(topic, group_id=group, title=topic, description=_topic_description(event_type, topic))(
+                _consumer(DsseEnvelope)
+            )
     for topic in channels.external:
         description = f"DataHub's {topic} (Avro or JSON MetadataChangeLog records, read as untrusted bytes)"
         broker.subscriber(topic, group_id=f"{group}-mcl", title=topic, description=description)(_consumer(bytes))
     for event_type in channels.produces:
         topic = contract_for(event_type).topic
-        broker.publisher(topic, title=topic, description=_topic_description(event_type), schema=DsseEnvelope)
+        broker.publisher(topic, title=topic, description=_topic_description(event_type, topic), schema=DsseEnvelope)
     if channels.consumes or channels.external:
         broker.publisher(DEAD_LETTER_TOPIC, title=DEAD_LETTER_TOPIC, description=DEAD_LETTER_DESCRIPTION, schema=bytes)
     return broker

@@ -1,5 +1,8 @@
 """Generate the committed JSON Schemas, the AsyncAPI document and the Helm chart's topic list from the contract models.
 
+The catalogue's names (hypotheses, cause locations, repair strategies: ``contracts/catalogue.py``) are one schema,
+``catalogue.schema.json``, that the event schemas refer to, so a new hypothesis changes that file only.
+
 python -m contracts.schema_export          # rewrite contracts/schemas/, contracts/asyncapi.yaml, contract-topics.yaml
 python -m contracts.schema_export --check  # exit 1 when the committed files drift from the models
 
@@ -11,31 +14,65 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
+from pydantic import TypeAdapter
 
 from contracts.asyncapi import combined_document
+from contracts.catalogue import CauseLocation, Hypothesis, RepairStrategy
 from contracts.envelope import DsseEnvelope
-from contracts.registry import CONTRACTS, DEAD_LETTER_TOPIC, all_topics
+from contracts.registry import CONTRACTS, DEAD_LETTER_TOPIC, PAST_CONTRACTS, all_topics
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 CHART = Path(__file__).resolve().parent.parent / "deploy" / "helm" / "modelguard"
 TOPICS_MANIFEST = CHART / "files" / "contract-topics.yaml"
 ASYNCAPI_DOCUMENT = Path(__file__).resolve().parent / "asyncapi.yaml"
+SCHEMA_BASE = "https://modelguard.dev/contracts/"
+CATALOGUE_SCHEMA = "catalogue.schema.json"
+CATALOGUE_NAMES: dict[str, type] = {
+    "Hypothesis": Hypothesis,
+    "CauseLocation": CauseLocation,
+    "RepairStrategy": RepairStrategy,
+}
 
 
 def _dump(document: object) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _catalogue_schema() -> dict[str, Any]:
+    return {
+        "$id": SCHEMA_BASE + CATALOGUE_SCHEMA,
+        "title": "The catalogue: hypotheses, where each puts the cause, repair strategies (contracts/catalogue.py)",
+        "$defs": {name: TypeAdapter(enum).json_schema() for name, enum in CATALOGUE_NAMES.items()},
+    }
+
+
+def _refer_to_catalogue(node: Any) -> Any:
+    """``node`` with every local reference to a catalogue name pointed at the catalogue's schema."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in CATALOGUE_NAMES:
+            return {**node, "$ref": f"{CATALOGUE_SCHEMA}#/$defs/{ref.removeprefix('#/$defs/')}"}
+        return {key: _refer_to_catalogue(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_refer_to_catalogue(item) for item in node]
+    return node
+
+
 def generated_files() -> dict[str, str]:
     files: dict[str, str] = {}
-    for contract in sorted(CONTRACTS.values(), key=lambda c: c.topic):
+    for contract in sorted([*CONTRACTS.values(), *PAST_CONTRACTS.values()], key=lambda c: c.topic):
         name = f"{contract.event_type}.v{contract.major}.schema.json"
         schema = contract.event_model.model_json_schema()
-        schema["$id"] = f"https://modelguard.dev/contracts/{name}"
+        for shared in CATALOGUE_NAMES:
+            schema.get("$defs", {}).pop(shared, None)
+        schema = _refer_to_catalogue(schema)
+        schema["$id"] = SCHEMA_BASE + name
         schema["title"] = f"{contract.event_type} v{contract.version}"
         files[name] = _dump(schema)
+    files[CATALOGUE_SCHEMA] = _dump(_catalogue_schema())
     files["envelope.schema.json"] = _dump(DsseEnvelope.model_json_schema())
     return files
 

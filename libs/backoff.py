@@ -18,5 +18,5 @@ class Backoff:
 
     def delay(self, consecutive: int, draw: float = 0.0) -> float:
         """The wait after failure number ``consecutive`` of a run; ``draw`` in [0, 1)."""
-        nominal = min(self.cap_s, self.base_s * 2 ** max(0, consecutive - 1))
+        nominal = min(self.cap_s, self.base_s * 2.0 ** max(0, consecutive - 1))
         return nominal * (1.0 - self.jitter * draw)

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.outcomes import Outcome
+
 CiResult = Literal["pass", "fail"]
 
 
@@ -18,7 +20,7 @@ class _Strict(BaseModel):
 
 
 class CiOutcomes(_Strict):
-    """One key per outcome; by default only a passed gate passes the job."""
+    """One key per outcome of a run (``contracts.outcomes.RUN_OUTCOMES``); by default only a passed gate passes."""
 
     gate_passed: CiResult = "pass"
     repair_validated: CiResult = "fail"
@@ -34,7 +36,7 @@ class CiOutcomes(_Strict):
 class CiPolicy(_Strict):
     outcomes: CiOutcomes = CiOutcomes()
 
-    def result_for(self, outcome: str) -> CiResult:
+    def result_for(self, outcome: Outcome) -> CiResult:
         """The CI result of an outcome; one this policy does not name fails the job (fail closed)."""
         if outcome not in CiOutcomes.model_fields:
             return "fail"

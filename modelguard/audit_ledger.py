@@ -26,7 +26,8 @@ def open_existing_ledger(url: str) -> LedgerStore:
         store.head_position()
     except SQLAlchemyError as exc:
         store.close()
-        reason = str(exc.orig if getattr(exc, "orig", None) is not None else exc).splitlines()[0]
+        driver_error = getattr(exc, "orig", None)  # a DBAPIError carries the driver's own error
+        reason = str(driver_error if driver_error is not None else exc).splitlines()[0]
         raise LedgerUnavailable(f"the ledger at {location} does not answer: {reason}") from exc
     return store
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from contracts.registry import contract_of_payload
-from libs.bus.runtime import RejectedInput, ServiceDefinition
+from libs.bus.handler_errors import RejectedInput
+from libs.bus.runtime import ServiceDefinition
 from libs.canonical_json import canonical_bytes, sha256_hex
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
 from libs.ledger import LedgerStore

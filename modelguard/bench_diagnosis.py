@@ -20,13 +20,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from contracts.outcomes import Outcome
 from libs.bundle.load import is_bundle
 from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MAX_REPAIR_LINES = 10
 REFERENCE_FACTOR = 1.5
-OUTCOMES_THAT_NOTIFY = ("repair_withheld", "no_code_repair", "abstained")
+OUTCOMES_THAT_NOTIFY = (Outcome.REPAIR_WITHHELD, Outcome.NO_CODE_REPAIR, Outcome.ABSTAINED)
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,12 @@ class BundleResult:
     @property
     def wrongly_repaired(self) -> bool:
         """A validated repair where the right answer is none: a data cause, generated code, an abstention."""
-        return self.outcome == "repair_validated" and self.expected_outcome != "repair_validated"
+        return self.outcome == Outcome.REPAIR_VALIDATED and self.expected_outcome != Outcome.REPAIR_VALIDATED
 
     @property
     def oversized_repair(self) -> bool:
         """A validated repair larger than MAX_REPAIR_LINES or REFERENCE_FACTOR times the reviewer's fix."""
-        if self.outcome != "repair_validated" or self.repair_lines is None:
+        if self.outcome != Outcome.REPAIR_VALIDATED or self.repair_lines is None:
             return False
         limit = MAX_REPAIR_LINES
         if self.reference_fix_lines is not None:
@@ -80,7 +81,7 @@ class BundleResult:
     @property
     def repair_outside_cause(self) -> bool:
         """A validated repair that changes a file the reviewer's fix does not (the cause's files)."""
-        if self.outcome != "repair_validated" or self.reference_fix_files is None:
+        if self.outcome != Outcome.REPAIR_VALIDATED or self.reference_fix_files is None:
             return False
         return not set(self.repair_files) <= set(self.reference_fix_files)
 
@@ -183,15 +184,15 @@ def evaluations_by_phase(events_dir: Path) -> dict[str, int]:
     reported figures), the detector's two referee runs, the diagnosis's own count, the validator's re-run."""
     events = _events(events_dir)
     reported = events.get("EvaluationReported", {}).get("payload", {})
-    gate = next((e["payload"]["gate"] for name, e in events.items() if name in GATE_EVENTS), {})
-    diagnosis = next(
+    gate: dict[str, Any] = next((e["payload"]["gate"] for name, e in events.items() if name in GATE_EVENTS), {})
+    diagnosis: dict[str, Any] = next(
         (events[name]["payload"]["report"] for name in ("DiagnosisCompleted", "DiagnosisAbstained") if name in events),
         {},
     )
     validation = next((events[name]["payload"]["validation"] for name in VALIDATION_EVENTS if name in events), None)
     ran = [c for c in (validation or {}).get("checks", []) if c["name"] == "evaluation"]
     return {
-        "ci": 2 if reported.get("baseline_metrics") and gate.get("metric_source") != "referee" else 0,
+        "ci": 2 if reported.get("claimed") and gate.get("metric_source") != "referee" else 0,
         "detector": 2 if gate.get("metric_source") == "referee" else 0,
         "diagnoser": int(diagnosis.get("evaluations") or 0),
         "validator": int(bool(ran) and ran[0]["values"].get("status") in ("passed", "failed")),
@@ -210,8 +211,8 @@ def _expected(bundle: Path) -> dict[str, Any]:
 def score(results: list[BundleResult]) -> dict[str, Any]:
     scored = [r for r in results if r.expected_outcome is not None]
     with_cause = [r for r in scored if r.expected_hypothesis is not None]
-    abstained = [r for r in scored if r.outcome == "abstained"]
-    should_abstain = [r for r in scored if r.expected_outcome == "abstained"]
+    abstained = [r for r in scored if r.outcome == Outcome.ABSTAINED]
+    should_abstain = [r for r in scored if r.expected_outcome == Outcome.ABSTAINED]
     repairs = [r for r in scored if r.repair_strategy is not None]
     return {
         "bundles": len(results),
@@ -219,11 +220,11 @@ def score(results: list[BundleResult]) -> dict[str, Any]:
         "top1_accuracy": _ratio(sum(r.top1_right for r in with_cause), len(with_cause)),
         "top3_accuracy": _ratio(sum(r.top3_right for r in with_cause), len(with_cause)),
         "outcome_accuracy": _ratio(sum(r.outcome_right for r in scored), len(scored)),
-        "abstention_precision": _ratio(sum(r.expected_outcome == "abstained" for r in abstained), len(abstained)),
-        "abstention_recall": _ratio(sum(r.outcome == "abstained" for r in should_abstain), len(should_abstain)),
+        "abstention_precision": _ratio(sum(r.expected_outcome == Outcome.ABSTAINED for r in abstained), len(abstained)),
+        "abstention_recall": _ratio(sum(r.outcome == Outcome.ABSTAINED for r in should_abstain), len(should_abstain)),
         "repairs_proposed": len(repairs),
-        "repairs_validated": sum(r.outcome == "repair_validated" for r in scored),
-        "repairs_withheld": sum(r.outcome in ("repair_withheld", "validation_failed") for r in scored),
+        "repairs_validated": sum(r.outcome == Outcome.REPAIR_VALIDATED for r in scored),
+        "repairs_withheld": sum(r.outcome in (Outcome.REPAIR_WITHHELD, Outcome.VALIDATION_FAILED) for r in scored),
         "lines_per_repair": [r.repair_lines for r in repairs],
         "validation_seconds_per_repair": [r.validation_seconds for r in repairs],
         "validated_where_none_is_right": [r.bundle for r in scored if r.wrongly_repaired],

@@ -52,8 +52,8 @@ def _stack(args: argparse.Namespace) -> int:
         state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"), replicas=replicas)
         print(state.to_json())
     elif args.action == "down":
-        state = stack_down(settings)
-        print("stopped" if state else "no stack was running")
+        stopped = stack_down(settings)
+        print("stopped" if stopped else "no stack was running")
     else:
         status = stack_status(settings)
         if not status:

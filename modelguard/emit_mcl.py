@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import yaml
+from datahub.metadata.schema_classes import SchemaMetadataClass
 
 from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_raw
@@ -55,7 +56,7 @@ def encode_change(spec_path: Path, metadata_files: list[Path], schema_id: int) -
             r.aspect
             for path in metadata_files
             for r in load_mcp_file(path).records
-            if r.urn == urn and r.aspect_name == "schemaMetadata"
+            if r.urn == urn and isinstance(r.aspect, SchemaMetadataClass)
         ),
         None,
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
+from contracts.outcomes import Outcome
+
 OK = 0
 FAILURE = 1
 USAGE = 2
@@ -25,16 +27,16 @@ class ExitCode:
     meaning: str
 
 
-OUTCOME_EXIT_CODES = {
-    "gate_passed": OK,
-    "repair_validated": 10,
-    "repair_withheld": 11,
-    "validation_failed": 12,
-    "no_code_repair": 13,
-    "abstained": 14,
-    "environment_failed": 15,
+OUTCOME_EXIT_CODES: dict[Outcome, int] = {
+    Outcome.GATE_PASSED: OK,
+    Outcome.REPAIR_VALIDATED: 10,
+    Outcome.REPAIR_WITHHELD: 11,
+    Outcome.VALIDATION_FAILED: 12,
+    Outcome.NO_CODE_REPAIR: 13,
+    Outcome.ABSTAINED: 14,
+    Outcome.ENVIRONMENT_FAILED: 15,
 }
-"""``investigate``'s exit code per outcome (``libs.events.outcome``)."""
+"""``investigate``'s exit code per outcome of a run (``contracts.outcomes.RUN_OUTCOMES``)."""
 
 EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(OK, "ok", "all", "done; for `investigate`, the gate passed"),
@@ -54,12 +56,16 @@ EXIT_CODES: tuple[ExitCode, ...] = (
         "nothing has run yet, or (`demo`) a home already used; one line on stderr",
     ),
     ExitCode(REFUSED, "refused", "`guard`", "the patch guard refused the patch; the report says which check and why"),
-    ExitCode(10, "repair_validated", "`investigate`", "a repair was proposed and passed every validation step"),
-    ExitCode(11, "repair_withheld", "`investigate`", "a cause was named, but no repair inside the policy's limits"),
-    ExitCode(12, "validation_failed", "`investigate`", "the proposed repair failed validation"),
-    ExitCode(13, "no_code_repair", "`investigate`", "the cause is in the data: the owners to tell are named"),
-    ExitCode(14, "abstained", "`investigate`", "the evidence does not single out one cause"),
-    ExitCode(15, "environment_failed", "`investigate`", "a revision's declared Python environment could not be built"),
+    ExitCode(10, Outcome.REPAIR_VALIDATED, "`investigate`", "a repair was proposed and passed every validation step"),
+    ExitCode(
+        11, Outcome.REPAIR_WITHHELD, "`investigate`", "a cause was named, but no repair inside the policy's limits"
+    ),
+    ExitCode(12, Outcome.VALIDATION_FAILED, "`investigate`", "the proposed repair failed validation"),
+    ExitCode(13, Outcome.NO_CODE_REPAIR, "`investigate`", "the cause is in the data: the owners to tell are named"),
+    ExitCode(14, Outcome.ABSTAINED, "`investigate`", "the evidence does not single out one cause"),
+    ExitCode(
+        15, Outcome.ENVIRONMENT_FAILED, "`investigate`", "a revision's declared Python environment could not be built"
+    ),
     ExitCode(INTERRUPTED, "interrupted", "all", "stopped by Ctrl-C (SIGINT)"),
 )
 

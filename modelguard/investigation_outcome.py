@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contracts.outcomes import Outcome
 from libs.events.codec import SignedEvent
 from libs.events.outcome import IncompleteInvestigation, last_payload, outcome_of
 from modelguard.exit_codes import OUTCOME_EXIT_CODES
@@ -61,7 +62,7 @@ def investigation_summary(bundle_name: str, events: list[SignedEvent]) -> dict[s
             "strategy": proposed.patch.strategy,
             "files": list(proposed.patch.files),
             "lines": proposed.patch.added_lines + proposed.patch.removed_lines,
-            "validated": outcome == "repair_validated",
+            "validated": outcome == Outcome.REPAIR_VALIDATED,
         },
         "withheld": None if withheld is None else {"reason_code": withheld.reason_code, "reason": withheld.reason},
         "owners": list(withheld.owners_to_notify)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.common import WorkspaceRefs
-from contracts.events.evaluation import EvaluationReported
+from contracts.events.evaluation import ClaimedMetrics, EvaluationReported
 from libs.artifacts.store import ArtifactStore
 from libs.bundle.load import load_bundle
 from libs.events.codec import SignedEvent
@@ -41,7 +41,7 @@ def evaluate_bundle(
     bundle = load_bundle(bundle_dir)
     repo = build_repository(bundle, workdir / "repository" / bundle.name)
     base_sha, candidate_sha = repo.commits["base"], repo.commits["candidate"]
-    windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
+    windows: dict[str, dict[str, Path]] = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
     data = pack_data_windows(windows)
     spec = bundle.spec.workspace.command_spec()
     snapshots = {
@@ -73,8 +73,7 @@ def evaluate_bundle(
     return EvaluationReported(
         run_id=run_id,
         workspace=workspace,
-        baseline_metrics=baseline,
-        candidate_metrics=candidate,
+        claimed=ClaimedMetrics(baseline=baseline, candidate=candidate) if baseline or candidate else None,
         evaluation_command=list(bundle.spec.workspace.evaluation_command()),
     )
 

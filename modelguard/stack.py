@@ -336,7 +336,7 @@ def stack_status(settings: Settings) -> dict[str, ServiceStatus]:
             pid_alive(pid),
             pid,
             state.restarts.get(name, 0),
-            (state.exits.get(name) or [None])[-1],
+            exits[-1] if (exits := state.exits.get(name)) else None,
             state.health_ports.get(name),
         )
         for name, pid in state.services.items()

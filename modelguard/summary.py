@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from libs.events.codec import SignedEvent
@@ -65,7 +66,7 @@ def build_summary(
     first_run: str,
     repeat_run: str,
     ledger: dict[str, Any],
-    processes: dict[str, int],
+    processes: Mapping[str, int | None],
 ) -> dict[str, Any]:
     first = _of_run(events, first_run)
     validated = last_payload(first, "RepairValidated") or last_payload(first, "ValidationFailed")

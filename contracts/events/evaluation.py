@@ -4,18 +4,39 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from contracts.common import Frozen, IncidentState, PolicyRef, WorkspaceRefs
 
 
+class ClaimedMetrics(Frozen):
+    """The figures a model's CI says its own evaluation measured: the base revision on the approval window
+    (``baseline``) and the candidate on the incident window (``candidate``), the same metrics for both."""
+
+    baseline: dict[str, float] = Field(min_length=1)
+    candidate: dict[str, float] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _same_metrics(self) -> ClaimedMetrics:
+        if set(self.baseline) != set(self.candidate):
+            only = sorted(set(self.baseline) ^ set(self.candidate))
+            raise ValueError(f"the baseline and the candidate claim different metrics: {', '.join(only)}")
+        return self
+
+
 class EvaluationReported(Frozen):
-    """A model CI run reports the metrics of a base and a candidate commit."""
+    """A model CI run reports a base and a candidate commit, their data windows, and what it claims they measure.
+
+    2.0 (from 1.x, ``contracts/upcasting.py``): ``claimed`` replaces ``baseline_metrics`` and
+    ``candidate_metrics``. A workspace that declares ``predict`` claims nothing (the detector's referee computes
+    both figures), one that only self-reports claims both; 1.x said "nothing" with two empty maps, which every
+    reader had to know, and accepted one empty map beside one filled, which the gate then failed on."""
 
     run_id: str = Field(min_length=1, max_length=128, description="CI run and attempt; a retry is a new run")
     workspace: WorkspaceRefs
-    baseline_metrics: dict[str, float]
-    candidate_metrics: dict[str, float]
+    claimed: ClaimedMetrics | None = Field(
+        default=None, description="the CI's own figures; none when the workspace declares predict (the referee)"
+    )
     evaluation_command: list[str]
 
 

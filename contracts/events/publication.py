@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from contracts.common import ArtifactRef, Frozen
+from contracts.outcomes import PublicationState, PublishedOutcome
 
 ChannelStatus = Literal["created", "updated", "noop", "failed", "skipped"]
 
@@ -33,7 +34,7 @@ class NotificationResult(Frozen):
 
     channel: Literal["slack", "webhook"]
     status: NotificationStatus
-    state: str
+    state: PublicationState
     target: str = Field(description="where it went, without credentials: the webhook's host")
     content_digest: str
     dry_run: bool
@@ -41,7 +42,7 @@ class NotificationResult(Frozen):
 
 class Published(Frozen):
     run_id: str | None
-    outcome: str
+    outcome: PublishedOutcome
     source_event_type: str
     channels: list[ChannelResult]
     attestation: ArtifactRef | None = None

@@ -26,7 +26,7 @@ class Attestation:
 def statement_of(source: SignedEvent) -> Statement:
     predicate = predicate_of(source)  # first: it refuses an event no publication is made from
     return Statement(
-        _type=STATEMENT_TYPE,
+        type_=STATEMENT_TYPE,
         subject=[subject_of(source.event.meta.incident_id, source.event.payload)],
         predicateType=PREDICATE_TYPE,
         predicate=predicate.model_dump(mode="json"),

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from contracts.meta import SHA256_HEX
+from contracts.outcomes import PublishedOutcome
 
 
 class _Claim(BaseModel):
@@ -113,7 +114,7 @@ class Builder(_Claim):
 
 class IncidentPredicate(_Claim):
     incident_id: str
-    outcome: str
+    outcome: PublishedOutcome
     run_id: str | None
     reason: str | None = None
     violations: list[str] = Field(default_factory=list)

@@ -8,6 +8,7 @@ from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.repair import PatchSummary
 from contracts.events.validation import ValidationReport
 from contracts.meta import EventMeta
+from contracts.outcomes import PUBLISHED_OUTCOME_OF
 from libs.attestation.predicate import (
     Builder,
     ChainLink,
@@ -22,7 +23,7 @@ from libs.attestation.predicate import (
     UpstreamRiskClaim,
     ValidationClaim,
 )
-from libs.attestation.publishable import OUTCOMES, AttestablePayload, NotAttestable
+from libs.attestation.publishable import AttestablePayload, NotAttestable
 from libs.attestation.subject_of import report_digest
 from libs.events.codec import SignedEvent
 from libs.version import MODELGUARD_VERSION
@@ -33,12 +34,12 @@ TOP_HYPOTHESES = 3
 
 def predicate_of(source: SignedEvent) -> IncidentPredicate:
     meta, payload = source.event.meta, source.event.payload
-    if meta.event_type not in OUTCOMES:
+    if meta.event_type not in PUBLISHED_OUTCOME_OF:
         raise NotAttestable(f"a publication is never made from a {meta.event_type}; nothing to attest")
     diagnosis: DiagnosisReport | None = getattr(payload, "diagnosis", None)
     return IncidentPredicate(
         incident_id=meta.incident_id,
-        outcome=OUTCOMES[meta.event_type],
+        outcome=PUBLISHED_OUTCOME_OF[meta.event_type],
         run_id=getattr(payload, "run_id", None),
         reason=getattr(payload, "reason", None) if not isinstance(payload, UpstreamRiskDetected) else None,
         violations=list(getattr(payload, "violations", [])),

@@ -1,4 +1,5 @@
-"""Which events a publication can be attested for, and the outcome each one stands for."""
+"""Which events a publication can be attested for (``contracts.outcomes.PUBLISHED_OUTCOME_OF`` says the outcome each
+one stands for)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,6 @@ from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
 
 AttestablePayload = RepairValidated | ValidationFailed | RepairWithheld | UpstreamRiskDetected
-
-OUTCOMES: dict[str, str] = {
-    "RepairValidated": "repair_validated",
-    "ValidationFailed": "validation_failed",
-    "RepairWithheld": "repair_withheld",
-    "UpstreamRiskDetected": "upstream_risk",
-}
 
 
 class NotAttestable(ValueError):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 log = logging.getLogger("modelguard.bus")
 
@@ -21,7 +22,7 @@ CONSUMER_LAG = "modelguard_consumer_lag_messages"
 LAG_SAMPLE_S = 5.0
 
 
-class ConsumerLag:
+class ConsumerLag(Collector):
     """A Prometheus collector of the last sample."""
 
     def __init__(self) -> None:

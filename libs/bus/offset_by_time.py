@@ -18,8 +18,8 @@ from aiokafka import TopicPartition
 async def first_offset_since(probe: Any, partition: TopicPartition, since_ms: int, timeout_ms: int = 5000) -> int:
     """``probe``: a started consumer with no group; it is assigned ``partition`` and moved around."""
     probe.assign([partition])
-    begin = (await probe.beginning_offsets([partition]))[partition]
-    end = (await probe.end_offsets([partition]))[partition]
+    begin = int((await probe.beginning_offsets([partition]))[partition])  # aiokafka is untyped: offsets are ints
+    end = int((await probe.end_offsets([partition]))[partition])
 
     async def timestamp_at(offset: int) -> int | None:
         """The timestamp of the first record at or after ``offset`` (None past the end)."""
@@ -28,7 +28,7 @@ async def first_offset_since(probe: Any, partition: TopicPartition, since_ms: in
         probe.seek(partition, offset)
         batch = await probe.getmany(partition, timeout_ms=timeout_ms, max_records=1)
         records = batch.get(partition) or []
-        return records[0].timestamp if records else None
+        return int(records[0].timestamp) if records else None
 
     async def is_first(offset: int) -> bool:
         if offset < end:
@@ -41,7 +41,7 @@ async def first_offset_since(probe: Any, partition: TopicPartition, since_ms: in
         return before is not None and before < since_ms
 
     hinted = (await probe.offsets_for_times({partition: since_ms})).get(partition)
-    hint = end if hinted is None else hinted.offset
+    hint = end if hinted is None else int(hinted.offset)
     if begin <= hint <= end and await is_first(hint):
         return hint
     low, high = begin, end

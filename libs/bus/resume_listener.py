@@ -77,7 +77,8 @@ class ResumeFromStoredOffsets(ConsumerRebalanceListener):  # type: ignore[misc]
     async def _offset_since(self, consumer: Any, partition: TopicPartition, since_ms: int) -> int:
         if self._probe is None:
             found = (await consumer.offsets_for_times({partition: since_ms})).get(partition)
-            return (await consumer.end_offsets([partition]))[partition] if found is None else found.offset
+            offset = (await consumer.end_offsets([partition]))[partition] if found is None else found.offset
+            return int(offset)  # aiokafka is untyped: an offset is an int
         probe = self._probe()
         await probe.start()
         try:

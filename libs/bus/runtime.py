@@ -110,7 +110,8 @@ class ServiceDefinition:
 
     @property
     def topics(self) -> list[str]:
-        return sorted({contract_for(t).topic for t in self.consumes})
+        """Each consumed contract's topic, and its past majors' (read and upcast during a rolling deploy)."""
+        return sorted({topic for t in self.consumes for topic in contract_for(t).topics})
 
 
 def make_broker(

@@ -81,7 +81,7 @@ def owners_of(graph: MetadataGraph, urn: str, stamp: ProvenanceStamp) -> list[Ow
 
 def normalised_type_name(field: SchemaFieldClass) -> str:
     """``NumberTypeClass`` -> ``"number"``: the DataHub type class of a schema field, lower case."""
-    type_name = type(field.type.type).RECORD_SCHEMA.name
+    type_name: str = type(field.type.type).RECORD_SCHEMA.name
     return type_name.removesuffix("Type").lower()
 
 

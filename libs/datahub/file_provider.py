@@ -54,7 +54,7 @@ def _no_files(paths: Sequence[Path]) -> list[str]:
 
 
 def _loading_warnings(loaded: Sequence[LoadedMetadataFile]) -> list[str]:
-    warnings = []
+    warnings: list[str] = []
     for file in loaded:
         warnings.extend(file.warnings)
         if file.skipped:

@@ -134,5 +134,11 @@ def run_blocking(work: Callable[[], Awaitable[_T]]) -> _T:
         asyncio.get_running_loop()
     except RuntimeError:
         return anyio.run(work)
+
+    def run_in_new_loop() -> _T:
+        return anyio.run(work)
+
+    # Context.run(anyio.run, work) is not written out directly: mypy 2.4 crashes (NotImplementedError in
+    # expand_type) solving Context.run's ParamSpec against anyio.run's TypeVarTuple (*args: Unpack[PosArgsT]).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-client") as pool:  # in this thread's context, so
-        return pool.submit(copy_context().run, anyio.run, work).result()  # its HTTP spans join the caller's trace
+        return pool.submit(copy_context().run, run_in_new_loop).result()  # its HTTP spans join the caller's trace

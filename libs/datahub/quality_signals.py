@@ -7,6 +7,7 @@ dataset, so an assertion or incident on a column is found through the column's d
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import NamedTuple
 
 from datahub.metadata.schema_classes import (
     AssertionInfoClass,
@@ -28,6 +29,13 @@ WHOLE_TABLE = "FULL_TABLE_SNAPSHOT"
 _RESULT_SEVERITY = {"FAILURE": 0, "ERROR": 1, "INIT": 2, "SUCCESS": 3}
 
 
+class _Run(NamedTuple):
+    """One assertionRunEvent record with its aspect as the SDK's class."""
+
+    record: AspectRecord
+    event: AssertionRunEventClass
+
+
 def subject_of(urn: str) -> str:
     """The entity a urn is about: a schemaField's parent dataset, otherwise the urn itself."""
     if urn.startswith("urn:li:schemaField:"):
@@ -43,11 +51,11 @@ def assertion_signals(graph: MetadataGraph, subjects: Collection[str], stamp: Pr
     for assertion_urn in graph.entity_urns("assertion"):
         targets = [edge.destination for edge in graph.out_edges(assertion_urn, ASSERTS)]
         runs = [
-            record
+            _Run(record, record.aspect)
             for record in graph.timeseries(assertion_urn, "assertionRunEvent")
             if isinstance(record.aspect, AssertionRunEventClass)
         ]
-        targets += [record.aspect.asserteeUrn for record in runs if record.aspect.asserteeUrn]
+        targets += [run.event.asserteeUrn for run in runs if run.event.asserteeUrn]
         if not any(subject_of(target) in subjects for target in targets):
             continue
         signals.append(_assertion_signal(graph, assertion_urn, targets, runs, stamp))
@@ -60,9 +68,9 @@ def profile_signals(
     signals = []
     for dataset_urn in sorted(dataset_urns):
         profiles = graph.timeseries(dataset_urn, "datasetProfile")
-        if not profiles or not isinstance(profiles[-1].aspect, DatasetProfileClass):
+        latest = profiles[-1] if profiles else None
+        if latest is None or not isinstance(latest.aspect, DatasetProfileClass):
             continue
-        latest = profiles[-1]
         profile = latest.aspect
         field_profiles = profile.fieldProfiles or []
         signals.append(
@@ -113,23 +121,24 @@ def _assertion_signal(
     graph: MetadataGraph,
     assertion_urn: str,
     targets: list[str],
-    runs: list[AspectRecord],
+    runs: list[_Run],
     stamp: ProvenanceStamp,
 ) -> AssertionSignal:
     info = graph.aspect_value(assertion_urn, "assertionInfo")
     info = info if isinstance(info, AssertionInfoClass) else None
     fields = tuple(target for target in targets if target != subject_of(target))
     entities = tuple(subject_of(target) for target in targets)
-    completed = [record for record in runs if record.aspect.result is not None]
-    latest_time = completed[-1].aspect.timestampMillis if completed else None
+    completed = [run for run in runs if run.event.result is not None]
+    latest_time = completed[-1].event.timestampMillis if completed else None
     by_partition: dict[str, str] = {}
-    for record in completed:
-        if record.aspect.timestampMillis == latest_time:
-            by_partition[_partition_of(record.aspect)] = str(record.aspect.result.type)
+    for run in completed:
+        result = run.event.result
+        if result is not None and run.event.timestampMillis == latest_time:
+            by_partition[_partition_of(run.event)] = str(result.type)
     worst = min(by_partition.values(), key=lambda result: _RESULT_SEVERITY.get(result, 1), default=None)
     info_provenance = stamp.of_aspect(graph, assertion_urn, "assertionInfo") if info else None
     run_provenance = (
-        stamp.of_location(assertion_urn, "assertionRunEvent", completed[-1].location) if completed else None
+        stamp.of_location(assertion_urn, "assertionRunEvent", completed[-1].record.location) if completed else None
     )
     return AssertionSignal(
         assertion_urn=assertion_urn,

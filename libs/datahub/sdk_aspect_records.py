@@ -30,7 +30,7 @@ def is_known_aspect(aspect_name: str) -> bool:
     return aspect_name in ASPECT_MAP
 
 
-def decode_aspect(urn: str, aspect_name: str, restli_json: dict[str, Any], location: str) -> AspectRecord:
+def decode_aspect(urn: str, aspect_name: str, restli_json: object, location: str) -> AspectRecord:
     """Typed record of one aspect value; raises AspectDecodeError naming the urn and aspect."""
     aspect_class = ASPECT_MAP.get(aspect_name)
     what = f"aspect {aspect_name} of {urn}"
@@ -54,4 +54,5 @@ def decode_aspect(urn: str, aspect_name: str, restli_json: dict[str, Any], locat
 
 def restli_json_of(record: AspectRecord) -> dict[str, Any]:
     """The aspect value as GMS serves it (Rest.li union member names)."""
-    return pre_json_transform(record.aspect.to_obj())
+    restli_json: dict[str, Any] = pre_json_transform(record.aspect.to_obj())  # untyped in the SDK: dict in, dict out
+    return restli_json

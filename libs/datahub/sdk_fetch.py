@@ -14,8 +14,8 @@ token); aspects that do not decode are skipped with a warning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from datahub.emitter.aspect import ASPECT_MAP
 from datahub.emitter.serialization_helper import pre_json_transform
@@ -33,6 +33,7 @@ from libs.datahub.sdk_aspect_records import (
 from libs.datahub.sdk_errors import ContextUnavailable, describe_error
 
 SDK_PROVIDER = "sdk"
+_T = TypeVar("_T")
 # Every value: getTimeseriesAspectValues needs a filter, and timestampMillis is in every timeseries index.
 ALL_VALUES_FILTER: dict[str, Any] = {
     "or": [{"and": [{"field": "timestampMillis", "condition": "GREATER_THAN_OR_EQUAL_TO", "value": "0"}]}]
@@ -102,7 +103,7 @@ class SdkAspectSource:
     def _location(self, what: str) -> str:
         return f"{self._server}/{what}"
 
-    def _call(self, what: str, call: Any) -> Any:
+    def _call(self, what: str, call: Callable[[], _T]) -> _T:
         try:
             return call()
         except ContextUnavailable:

@@ -41,7 +41,7 @@ class SnapshotDifference:
 
 def normalised(snapshot: ContextSnapshot) -> dict[str, Any]:
     """The snapshot as JSON with provenance provider/location blanked and capability statements removed."""
-    data = _blank_provenance(snapshot.model_dump(mode="json"))
+    data: dict[str, Any] = _blank_provenance(snapshot.model_dump(mode="json"))  # a dict stays a dict
     data["provider"] = "*"
     data["warnings"] = [w for w in data["warnings"] if not w.startswith(f"{snapshot.provider} provider:")]
     return data

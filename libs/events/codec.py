@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope
-from contracts.registry import Event, UnknownEventType, contract_for, minor_difference, parse_event
+from contracts.registry import Event, UnknownEventType, minor_difference, parse_written, upcast, written_contract
+from contracts.upcasting import UpcastRefused
 from libs.canonical_json import canonical_bytes, sha256_hex, strict_loads
 from libs.signing.dsse import SignatureError, decode_payload, sign_envelope, verify_envelope
 from libs.signing.keys import KeyRegistry, SigningKey
@@ -75,24 +76,31 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
     except SignatureError as exc:
         raise MalformedMessage("bad-signature", str(exc)[:300]) from exc
     try:
-        event = parse_event(event_document, payload)
+        written = parse_written(event_document, payload)
     except UnknownEventType as exc:
         raise MalformedMessage("unknown-event-type", str(exc)[:200]) from exc
     except ValidationError as exc:
         raise MalformedMessage("schema-violation", str(exc)[:300]) from exc
-    if _signed_form(event, event_document) != payload:
+    if _signed_form(written, event_document) != payload:
         raise MalformedMessage("non-canonical-payload", "payload is not the canonical JSON of its event")
+    try:
+        event = upcast(written)  # a past major's event, read as today's contract; the signed bytes stay as written
+    except (UpcastRefused, ValidationError) as exc:
+        raise MalformedMessage("upcast-refused", str(exc)[:300]) from exc
     return SignedEvent(event, envelope, envelope_bytes(envelope), signer)
 
 
 def _signed_form(event: Event[Any], document: dict[str, Any]) -> bytes:
-    """What the payload must be, byte for byte, for the event as read.
+    """What the payload must be, byte for byte, for the event as read in the contract it was written to (a past
+    major's too, before it is upcast).
 
     Of the reader's own version: the canonical JSON of the typed event (one encoding per event). Of an older minor:
     the same, less the fields its writer did not know (they took their defaults on reading). Of a newer minor: the
     canonical JSON of the document itself, whose unknown fields the reader ignored; the fields it knows were
     validated strictly all the same."""
-    ahead = minor_difference(event.meta.event_version, contract_for(event.meta.event_type))
+    ahead = minor_difference(
+        event.meta.event_version, written_contract(event.meta.event_type, event.meta.event_version)
+    )
     if ahead == 0:
         return event_bytes(event)
     if ahead < 0:

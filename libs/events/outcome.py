@@ -9,17 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from contracts.outcomes import Outcome
 from contracts.registry import Event
 
-OUTCOMES = (
-    "gate_passed",
-    "repair_validated",
-    "repair_withheld",
-    "validation_failed",
-    "no_code_repair",
-    "abstained",
-    "environment_failed",
-)
 CAUSE_IN_DATA = "cause_in_data"
 
 
@@ -40,19 +32,19 @@ def last_payload(events: Sequence[CarriesEvent], event_type: str) -> Any:
     return matching[-1] if matching else None
 
 
-def outcome_of(events: Sequence[CarriesEvent]) -> str:
+def outcome_of(events: Sequence[CarriesEvent]) -> Outcome:
     if last_payload(events, "EvaluationPassed") is not None:
-        return "gate_passed"
+        return Outcome.GATE_PASSED
     if last_payload(events, "EnvironmentFailed") is not None:
-        return "environment_failed"
+        return Outcome.ENVIRONMENT_FAILED
     if last_payload(events, "DiagnosisAbstained") is not None:
-        return "abstained"
+        return Outcome.ABSTAINED
     if last_payload(events, "RepairValidated") is not None:
-        return "repair_validated"
+        return Outcome.REPAIR_VALIDATED
     if last_payload(events, "ValidationFailed") is not None:
-        return "validation_failed"
+        return Outcome.VALIDATION_FAILED
     withheld = last_payload(events, "RepairWithheld")
     if withheld is not None:
-        return "no_code_repair" if withheld.reason_code == CAUSE_IN_DATA else "repair_withheld"
+        return Outcome.NO_CODE_REPAIR if withheld.reason_code == CAUSE_IN_DATA else Outcome.REPAIR_WITHHELD
     types = ", ".join(e.event.meta.event_type for e in events) or "none"
     raise IncompleteInvestigation(f"no final outcome among the events ({types})")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contracts.events.context import ContextCollected, UpstreamRiskDetected
 from contracts.events.publication import Published
+from contracts.outcomes import IncidentStatus, Outcome
 from contracts.registry import Event
 from libs.ledger.decoding import decode_row
 from libs.ledger.store import LedgerStore
@@ -37,20 +38,26 @@ PHASES: dict[str, str] = {
     "Published": "publish",
 }
 
-OUTCOMES: dict[str, str] = {
-    "EvaluationPassed": "passed",
-    "EnvironmentFailed": "environment_failed",
-    "DiagnosisAbstained": "abstained",
-    "RepairWithheld": "withheld",
-    "ValidationFailed": "validation_failed",
+OUTCOMES: dict[str, IncidentStatus] = {
+    "EvaluationPassed": IncidentStatus.PASSED,
+    "EnvironmentFailed": IncidentStatus.ENVIRONMENT_FAILED,
+    "DiagnosisAbstained": IncidentStatus.ABSTAINED,
+    "RepairWithheld": IncidentStatus.WITHHELD,
+    "ValidationFailed": IncidentStatus.VALIDATION_FAILED,
 }
+"""The event that stops an incident -> its status."""
+ENDED_BY: dict[str, Outcome] = {
+    "EvaluationPassed": Outcome.GATE_PASSED,
+    "EnvironmentFailed": Outcome.ENVIRONMENT_FAILED,
+}
+"""The events that end an incident without a publication -> its outcome."""
 
 
 class IncidentProjection(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     incident_id: str
-    status: str = "open"
+    status: IncidentStatus = IncidentStatus.OPEN
     phase: str = ""
     last_event_type: str = ""
     last_event_id: str = ""
@@ -68,10 +75,10 @@ class IncidentProjection(BaseModel):
         "empty list: DataHub records no owner); events before contracts 1.1 name none here",
     )
     publications: dict[str, str] = Field(default_factory=dict, description="channel -> last status")
-    outcome: str | None = Field(
+    outcome: Outcome | None = Field(
         default=None,
         description="the outcome published (repair_validated, repair_withheld, validation_failed, upstream_risk), "
-        "or passed / environment_failed; None while nothing ended the incident",
+        "or gate_passed / environment_failed; None while nothing ended the incident",
     )
     cause: str | None = Field(
         default=None, description="an upstream risk's cause: schema_change, assertion_failed, job_changed, ..."
@@ -126,13 +133,13 @@ def apply(state: IncidentProjection, event: Event[Any]) -> IncidentProjection:
         )
     if meta.event_type in OUTCOMES:
         changes["status"] = OUTCOMES[meta.event_type]
-    if meta.event_type in ("EvaluationPassed", "EnvironmentFailed"):
-        changes["outcome"] = OUTCOMES[meta.event_type]
+    if meta.event_type in ENDED_BY:
+        changes["outcome"] = ENDED_BY[meta.event_type]
     if isinstance(payload, Published):
         changes["outcome"] = payload.outcome
         changes["publications"] = {**state.publications, **{c.channel: c.status for c in payload.channels}}
-        if state.status == "open":
-            changes["status"] = "published"
+        if state.status == IncidentStatus.OPEN:
+            changes["status"] = IncidentStatus.PUBLISHED
     return state.model_copy(update=changes)
 
 

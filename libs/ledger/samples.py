@@ -21,7 +21,7 @@ from contracts.events.diagnosis import (
     RankedHypothesis,
     Suspect,
 )
-from contracts.events.evaluation import EvaluationPassed, EvaluationReported, RegressionDetected
+from contracts.events.evaluation import ClaimedMetrics, EvaluationPassed, EvaluationReported, RegressionDetected
 from contracts.events.publication import ChannelResult, Published
 from contracts.events.repair import PatchSummary, RepairProposed
 from contracts.events.validation import RepairValidated, ValidationCheck, ValidationReport
@@ -161,8 +161,7 @@ def _detect(chain: _Chain, run_id: str, model_urn: str, baseline: float, candida
         EvaluationReported(
             run_id=run_id,
             workspace=workspace,
-            baseline_metrics={"roc_auc": baseline},
-            candidate_metrics={"roc_auc": candidate},
+            claimed=ClaimedMetrics(baseline={"roc_auc": baseline}, candidate={"roc_auc": candidate}),
             evaluation_command=["python", "evaluate.py"],
         ),
         extra_inputs=[sha256_hex(run_id.encode())],
@@ -209,7 +208,7 @@ def repaired_incident(
     chain.add(
         "validator", RepairValidated(**common, diagnosis=report, **hypothesis, patch=patch, validation=validation)
     )
-    _published(chain, run_id, "repair_proposed", "RepairValidated")
+    _published(chain, run_id, "repair_validated", "RepairValidated")
     return chain.events
 
 
@@ -241,8 +240,7 @@ def independent_events(keys: SampleKeys, name: str, count: int, *, start: dateti
             EvaluationReported(
                 run_id=run_id,
                 workspace=_workspace(MODEL_URN),
-                baseline_metrics={"roc_auc": 0.91},
-                candidate_metrics={"roc_auc": 0.84},
+                claimed=ClaimedMetrics(baseline={"roc_auc": 0.91}, candidate={"roc_auc": 0.84}),
                 evaluation_command=["python", "evaluate.py"],
             ),
             producer="detector",

@@ -131,8 +131,8 @@ def _hunk_refusals(image: FileImage, labels: tuple[str, ...]) -> list[Finding]:
         for fragment in fragments
         for finding, _ in refused_constructs(fragment.tree, labels, imports)
     ]
-    old_side = "\n".join(text for hunk in image.change.hunks for _, text in hunk.numbered(" -"))
-    known = frozenset(name for _, name in identifiers(old_side))
+    old_text = "\n".join(text for hunk in image.change.hunks for _, text in hunk.numbered(" -"))
+    known = frozenset(name for _, name in identifiers(old_text))
     written = [(number, name) for number, text in added_lines for _, name in identifiers(text)]
     parsed = [
         (fragment.file_line(line), name) for fragment in fragments for line, name in tree_identifiers(fragment.tree)

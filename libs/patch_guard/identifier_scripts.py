@@ -30,8 +30,9 @@ def tree_identifiers(tree: ast.AST) -> Iterator[tuple[int, str]]:
             yield line, node.id
         elif isinstance(node, ast.Attribute):
             yield line, node.attr
-        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg is not None):
-            yield line, node.arg
+        elif isinstance(node, ast.arg | ast.keyword):
+            if node.arg is not None:  # a keyword's arg is None for **mapping
+                yield line, node.arg
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield line, node.name
         elif isinstance(node, ast.alias):

@@ -90,8 +90,8 @@ class PathValues:
             if isinstance(node, ast.Assign) and self.is_path(node.value):
                 for target in node.targets:
                     self._bind(target)
-            elif (target := _path_target(node, self)) is not None:
-                self._bind(target)
+            elif (path_target := _path_target(node, self)) is not None:
+                self._bind(path_target)
 
     def _bind(self, target: ast.expr) -> None:
         if isinstance(target, ast.Name):

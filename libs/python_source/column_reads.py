@@ -11,7 +11,7 @@ DataFrame or as a record (``parameter_use``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,7 +62,7 @@ def column_reads(tree: ast.Module, column: str, parents: dict[ast.AST, ast.AST] 
 
 
 def _loop_columns(
-    node: ast.AST, name: str, parents: dict[ast.AST, ast.AST], sequences: dict[str, ast.expr]
+    node: ast.AST, name: str, parents: dict[ast.AST, ast.AST], sequences: Mapping[str, ast.expr]
 ) -> tuple[tuple[str, ...] | None, ast.expr | None]:
     """The column names ``name`` runs over at ``node``, and the loop's iterable."""
     child, parent = node, parents.get(node)

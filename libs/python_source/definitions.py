@@ -35,7 +35,9 @@ def find_definition(tree: ast.Module, qualified_name: str) -> FunctionNode | ast
 
 def first_line(statement: ast.stmt) -> int:
     """The statement's first line, counting the decorators of a function or class."""
-    decorators = getattr(statement, "decorator_list", None) or []
+    decorators: list[ast.expr] = []
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        decorators = statement.decorator_list
     return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 

@@ -47,7 +47,7 @@ def pack_data_windows(files: dict[str, dict[str, Path]]) -> bytes:
 
 def unpack_data_windows(data: bytes, dest: Path) -> dict[str, DataWindow]:
     extract_snapshot(data, dest, max_bytes=MAX_WINDOWS_BYTES)
-    windows = {}
+    windows: dict[str, DataWindow] = {}
     for window in WINDOW_NAMES:
         train, scored = dest / window / FILE_NAMES[0], dest / window / FILE_NAMES[1]
         if not train.is_file() or not scored.is_file():

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from libs.bus.external_input import ExternalInput
-from libs.bus.runtime import RejectedInput, ServiceDefinition, TransientFailure
+from libs.bus.handler_errors import RejectedInput, TransientFailure
+from libs.bus.runtime import ServiceDefinition
 from libs.datahub.change_records import ChangeRecordsError, read_change_records
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from contracts.common import PolicyRef
 from contracts.events.evaluation import EnvironmentFailed, EvaluationPassed, EvaluationReported, RegressionDetected
 from libs.policy import ModelPolicy
-from services.detector.gate import apply_gate
+from services.detector.gate import MetricMissing, apply_gate
 from services.detector.policy_catalog import LoadedPolicy
 
 StorePolicy = Callable[[LoadedPolicy], PolicyRef]
@@ -80,10 +80,13 @@ def detect(
                 reason=failure.reason[:2000],
                 resolver_message=failure.resolver_message[-4000:],
             )
-        claimed = (evaluation.baseline_metrics, evaluation.candidate_metrics)
+        claim = evaluation.claimed
+        claimed = (claim.baseline, claim.candidate) if claim is not None else None
         gate = apply_gate(gate_policy, figures.baseline, figures.candidate, source="referee", claimed=claimed)
+    elif evaluation.claimed is None:
+        raise MetricMissing(f"the workspace declares no predict and the report claims no {gate_policy.metric!r}")
     else:
-        gate = apply_gate(gate_policy, evaluation.baseline_metrics, evaluation.candidate_metrics)
+        gate = apply_gate(gate_policy, evaluation.claimed.baseline, evaluation.claimed.candidate)
     ref = store_policy(policy)
     common = {"run_id": evaluation.run_id, "workspace": evaluation.workspace, "policy": ref, "gate": gate}
     return RegressionDetected(**common) if gate.regressed else EvaluationPassed(**common)

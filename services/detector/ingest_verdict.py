@@ -12,7 +12,8 @@ Statuses, in the order they are decided:
 - `regressed` (the gate failed; the investigation is under way) and `pending` (reported, gate not applied yet).
 
 `finished` is true for the first five: the CI can stop waiting. Only `published`, `passed` and
-`environment_failed` have a `ci` result.
+`environment_failed` have a `ci` result. The statuses are ``contracts.outcomes.RunStatus``, the outcomes its
+``Outcome``.
 """
 
 from __future__ import annotations
@@ -23,21 +24,21 @@ from datetime import datetime
 from typing import Any
 
 from contracts.common import PolicyRef
+from contracts.events.publication import Published
+from contracts.outcomes import FINISHED_RUN_STATUSES, Outcome, RunStatus
 from libs.ci_policy import CiPolicy, CiResult
 from libs.events.codec import SignedEvent
 from libs.events.outcome import IncompleteInvestigation, outcome_of
 from services.detector.dead_letter_log import RefusedInput
-
-FINISHED = ("published", "passed", "environment_failed", "dead_lettered", "stuck")
 
 
 @dataclass(frozen=True)
 class Verdict:
     incident_id: str
     run_id: str
-    status: str
+    status: RunStatus
     finished: bool
-    outcome: str | None
+    outcome: Outcome | None
     gate: dict[str, Any] | None
     events: list[str]
     ci: CiResult | None = None
@@ -60,11 +61,11 @@ def governing_policy(events: Sequence[SignedEvent], run_id: str) -> PolicyRef | 
     return None
 
 
-def _published_outcome(of_run: Sequence[SignedEvent], published: Any) -> str:
+def _published_outcome(of_run: Sequence[SignedEvent], published: Published) -> Outcome:
     try:
         return outcome_of(of_run)
     except IncompleteInvestigation:  # a finding published without its phase's event in the log: say what it said
-        return str(published.outcome)
+        return published.outcome
 
 
 def _stalled_for(of_run: Sequence[SignedEvent], now: datetime | None, stuck_after_s: float | None) -> str | None:
@@ -96,22 +97,23 @@ def verdict_of(
     gate_source = payloads.get("EvaluationPassed") or payloads.get("RegressionDetected")
     gate = gate_source.gate.model_dump(mode="json") if gate_source is not None else None
     ci = ci or CiPolicy()
-    outcome: str | None = None
+    outcome: Outcome | None = None
     reason: str | None = None
+    status: RunStatus
     if "Published" in payloads:
-        status, outcome = "published", _published_outcome(of_run, payloads["Published"])
+        status, outcome = RunStatus.PUBLISHED, _published_outcome(of_run, payloads["Published"])
     elif "EvaluationPassed" in payloads:
-        status, outcome = "passed", "gate_passed"
+        status, outcome = RunStatus.PASSED, Outcome.GATE_PASSED
     elif "EnvironmentFailed" in payloads:
-        status, outcome = "environment_failed", "environment_failed"
+        status, outcome = RunStatus.ENVIRONMENT_FAILED, Outcome.ENVIRONMENT_FAILED
         reason = payloads["EnvironmentFailed"].reason
     elif dead_letters:
-        status, reason = "dead_lettered", dead_letters[0].line()
+        status, reason = RunStatus.DEAD_LETTERED, dead_letters[0].line()
     elif (stalled := _stalled_for(of_run, now, stuck_after_s)) is not None:
-        status, reason = "stuck", stalled
+        status, reason = RunStatus.STUCK, stalled
     elif "RegressionDetected" in payloads:
-        status = "regressed"
+        status = RunStatus.REGRESSED
     else:
-        status = "pending"
+        status = RunStatus.PENDING
     result = ci.result_for(outcome) if outcome is not None else None
-    return Verdict(incident_id, run_id, status, status in FINISHED, outcome, gate, types, result, reason)
+    return Verdict(incident_id, run_id, status, status in FINISHED_RUN_STATUSES, outcome, gate, types, result, reason)

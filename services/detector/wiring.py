@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from contracts.common import PolicyRef
 from libs.artifacts.open_store import artifact_store
-from libs.bus.runtime import RejectedInput, ServiceDefinition
+from libs.bus.handler_errors import RejectedInput
+from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.policy import PolicyError
 from libs.settings import Settings

@@ -7,6 +7,7 @@ function that was only moved or re-indented is not reported as modified.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 from collections.abc import Iterator
 from pathlib import Path
@@ -193,14 +194,9 @@ def _module_level_dump(tree: ast.Module | None) -> str | None:
 def _without_functions(node: ast.stmt) -> ast.stmt:
     if isinstance(node, ast.ClassDef):
         kept = [child for child in node.body if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)]
-        return ast.ClassDef(
-            name=node.name,
-            bases=node.bases,
-            keywords=node.keywords,
-            body=kept,
-            decorator_list=node.decorator_list,
-            type_params=getattr(node, "type_params", []),
-        )
+        without = copy.copy(node)  # shallow: the same bases, keywords, decorators (and type_params on 3.12+)
+        without.body = kept
+        return without
     return node
 
 

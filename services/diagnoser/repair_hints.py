@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from contracts.catalogue import CauseLocation, Hypothesis, location_of
 from contracts.events.diagnosis import ChangeRef, ColumnRename, GeneratedFileRef, LineSpan, RepairHints, Suspect
-from services.diagnoser.catalogue.hypotheses import FEATURE_TRANSFORMATION, LOCATION, TRAINING_CONFIG_CHANGE
 from services.diagnoser.evidence import EvidenceKind
 from services.diagnoser.experiments.column_faults import ColumnFault
 from services.diagnoser.experiments.revert_closure import revert_closure
@@ -29,7 +29,7 @@ def repair_hints(collected: IncidentEvidence, hypothesis: str | None) -> RepairH
     }
     for fault in measured:
         if fault.kind == "category":
-            unseen_categories.setdefault(fault.column, [str(value) for value in fault.detail.get("unseen", [])])  # type: ignore[union-attr]
+            unseen_categories.setdefault(fault.column, list(fault.unseen))
     return RepairHints(
         changed_functions=changed_functions(collected, hypothesis),
         renamed_columns=renamed_columns(collected),
@@ -51,7 +51,7 @@ def _joined(static: list[str], measured: Iterable[ColumnFault], kind: str) -> li
 def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> list[ChangeRef]:
     """The units of the change that carry the drop, for a cause in the code, with the units that define the
     module-level names a revert of them needs (``revert_closure``)."""
-    if collected.isolation is None or LOCATION.get(hypothesis or "") != "code":
+    if collected.isolation is None or location_of(hypothesis) != CauseLocation.CODE:
         return []
     isolation = collected.isolation
     closure = set(revert_closure(isolation.units, isolation.minimal, collected.base_dir, collected.candidate_dir))
@@ -77,7 +77,7 @@ def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> lis
 
 def generated_on_path(collected: IncidentEvidence, hypothesis: str | None) -> list[GeneratedFileRef]:
     """Generated files among those a code repair would edit: the isolated change's, else every changed one."""
-    if LOCATION.get(hypothesis or "") != "code":
+    if location_of(hypothesis) != CauseLocation.CODE:
         return []
     paths = collected.isolation.minimal_paths if collected.isolation is not None else tuple(collected.generated)
     return [
@@ -91,11 +91,15 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
     """Functions the candidate changed on the cause's path: feature modules for a feature transformation,
     elsewhere for a training change (a changed module-level parameter counts as ``<module>``), none for a cause
     in the data, all when no cause is named."""
-    if LOCATION.get(hypothesis or "") == "data":
+    if location_of(hypothesis) == CauseLocation.DATA:
         return []
     code = _values(collected, EvidenceKind.CODE_CHANGE)
     divisors = {(d["file"], d["function"]): d["divisor"] for d in code.get("unguarded_divisions", [])}
-    wanted = {FEATURE_TRANSFORMATION: True, TRAINING_CONFIG_CHANGE: False}.get(hypothesis or "")
+    on_feature_path: dict[str, bool] = {
+        Hypothesis.FEATURE_TRANSFORMATION: True,
+        Hypothesis.TRAINING_CONFIG_CHANGE: False,
+    }
+    wanted = on_feature_path.get(hypothesis or "")
     isolated = _isolated_anchors(collected)
     suspects = [
         Suspect(file=f["file"], function=f["function"], divisor=divisors.get((f["file"], f["function"])))
@@ -107,7 +111,7 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
     for path in _module_level_paths(collected):
         if Suspect(file=path, function=MODULE_LEVEL) not in suspects:
             suspects.append(Suspect(file=path, function=MODULE_LEVEL))
-    if hypothesis == TRAINING_CONFIG_CHANGE:
+    if hypothesis == Hypothesis.TRAINING_CONFIG_CHANGE:
         for entry in _values(collected, EvidenceKind.CONFIG_CHANGE).get("changed", []):
             scope = str(entry["key"]).split(":", 1)[0]
             suspect = Suspect(file=entry["file"], function=scope if ":" in str(entry["key"]) else MODULE_LEVEL)
@@ -156,8 +160,8 @@ def renamed_columns(collected: IncidentEvidence) -> list[ColumnRename]:
             renames.setdefault(item["old"], item["new"])
     measured = collected.localisation.faults if collected.localisation is not None else ()
     for fault in measured:  # the renames the schema intervention tried (by distribution or DataHub's log)
-        if fault.kind == "schema" and isinstance(fault.detail.get("renamed_to"), str):
-            renames.setdefault(fault.column, str(fault.detail["renamed_to"]))
+        if fault.kind == "schema" and fault.renamed_to is not None:
+            renames.setdefault(fault.column, fault.renamed_to)
     return [ColumnRename(old=old, new=new) for old, new in sorted(renames.items())]
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from libs.bus.runtime import TransientFailure
+from libs.bus.handler_errors import TransientFailure
 from libs.events.codec import SignedEvent
 from libs.ledger import AppendResult, LedgerStore
 

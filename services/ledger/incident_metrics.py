@@ -27,15 +27,16 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from contracts.events.publication import Published
+from contracts.outcomes import Outcome
 from contracts.registry import Event
 from libs.events.codec import SignedEvent
-from libs.events.outcome import OUTCOMES, IncompleteInvestigation, outcome_of
+from libs.events.outcome import IncompleteInvestigation, outcome_of
 from libs.ledger import LedgerStore
 from libs.ledger.decoding import decode_row
 from libs.ledger.projections import PHASES
 
-UPSTREAM_RISK = "upstream_risk"
-INCIDENT_OUTCOMES = (*OUTCOMES, UPSTREAM_RISK)
+INCIDENT_OUTCOMES = tuple(Outcome)
 OUTCOME_EVENTS = frozenset({"EvaluationPassed", "EnvironmentFailed", "Published"})
 """An incident whose last event is one of these has reached an outcome."""
 DIAGNOSIS_RESULTS = {"DiagnosisCompleted": "completed", "DiagnosisAbstained": "abstained"}
@@ -84,7 +85,7 @@ class IncidentMetrics:
             if outcome is not None:
                 self.incidents.labels(outcome).inc()
 
-    def _first_outcome(self, signed: SignedEvent) -> str | None:
+    def _first_outcome(self, signed: SignedEvent) -> Outcome | None:
         """The incident's outcome when ``signed`` is its first outcome event in the log, else None."""
         meta = signed.event.meta
         events = [decode_row(row) for row in self.store.incident_events(meta.incident_id)]
@@ -96,7 +97,8 @@ class IncidentMetrics:
         try:
             return outcome_of(run)
         except IncompleteInvestigation:
-            return str(getattr(signed.event.payload, "outcome", UPSTREAM_RISK))
+            payload = signed.event.payload  # a publication says its outcome; an upstream risk has no run's events
+            return payload.outcome if isinstance(payload, Published) else Outcome.UPSTREAM_RISK
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class _Logged:
     event: Event[Any]
 
 
-class OpenIncidents:
+class OpenIncidents(Collector):
     """Unfinished and stuck incidents, read from the store's incident heads at each scrape."""
 
     def __init__(self, store: LedgerStore, stuck_after_s: float, clock: Callable[[], datetime]) -> None:

@@ -7,7 +7,8 @@ import logging
 from sqlalchemy.exc import OperationalError
 
 from contracts.registry import CONTRACTS
-from libs.bus.runtime import ServiceDefinition, Timer, TransientFailure
+from libs.bus.handler_errors import TransientFailure
+from libs.bus.runtime import ServiceDefinition, Timer
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
 from libs.ledger.external_head import HeadFile, HeadLog, HeadSink

@@ -6,7 +6,7 @@ redacted; they end up in logs and dead-letter headers.
 
 from __future__ import annotations
 
-from libs.bus.runtime import TransientFailure
+from libs.bus.handler_errors import TransientFailure
 
 # The bus sleeps this long before the input comes again; longer would outlast Kafka's poll interval. A limit
 # that is still in force then answers again, and the publication waits another round.

@@ -4,30 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from contracts.catalogue import Hypothesis
 from contracts.common import owner_urns
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
+from contracts.outcomes import PUBLISHED_OUTCOME_OF, Outcome, PublicationState, PublishedOutcome, publication_state
 
 Publishable = RepairValidated | ValidationFailed | RepairWithheld | UpstreamRiskDetected
 
 IN_SERVICE = "IN_SERVICE"
-SOURCE_DATA_QUALITY = "source_data_quality"
 
 # DataHub incident stages, in the order ModelGuard moves an incident (a person takes it further).
-STAGES = {
-    "repair_abstained": "TRIAGE",
-    "upstream_risk": "TRIAGE",
-    "validation_failed": "INVESTIGATION",
-    "repair_withheld": "INVESTIGATION",
-    "repair_validated": "WORK_IN_PROGRESS",
+STAGES: dict[PublicationState, str] = {
+    PublicationState.REPAIR_ABSTAINED: "TRIAGE",
+    PublicationState.UPSTREAM_RISK: "TRIAGE",
+    PublicationState.VALIDATION_FAILED: "INVESTIGATION",
+    PublicationState.REPAIR_WITHHELD: "INVESTIGATION",
+    PublicationState.REPAIR_VALIDATED: "WORK_IN_PROGRESS",
 }
 
 
 @dataclass(frozen=True)
 class Finding:
     incident_id: str
-    outcome: str
+    outcome: PublishedOutcome
     title: str
     entities: list[str]
     repository: str | None
@@ -46,15 +47,20 @@ class Finding:
     abstained: bool = False
 
     @property
+    def state(self) -> PublicationState:
+        """What people are told: the outcome, an abstention told apart from a withheld repair."""
+        return publication_state(self.outcome, self.abstained)
+
+    @property
     def stage(self) -> str:
-        return STAGES["repair_abstained" if self.abstained else self.outcome]
+        return STAGES[self.state]
 
 
 def _upstream_finding(incident_id: str, payload: UpstreamRiskDetected) -> Finding:
     models = sorted({a.model_urn for a in payload.affected})
     return Finding(
         incident_id=incident_id,
-        outcome="upstream_risk",
+        outcome=Outcome.UPSTREAM_RISK,
         title=f"Upstream {payload.cause.replace('_', ' ')} on {payload.asset_urn} puts {len(models)} model(s) at risk",
         entities=models,
         repository=None,
@@ -76,9 +82,7 @@ def finding_of(incident_id: str, payload: Publishable) -> Finding:
     if isinstance(payload, UpstreamRiskDetected):
         return _upstream_finding(incident_id, payload)
     gate = payload.gate
-    outcome = {RepairValidated: "repair_validated", ValidationFailed: "validation_failed"}.get(
-        type(payload), "repair_withheld"
-    )
+    outcome = PUBLISHED_OUTCOME_OF[type(payload).__name__]
     report = payload.diagnosis
     summary = report.context_summary
     top = report.hypotheses[0].name if report.hypotheses else None
@@ -95,6 +99,6 @@ def finding_of(incident_id: str, payload: Publishable) -> Finding:
         dataset_owners={entry.asset: owner_urns([entry]) for entry in summary.dataset_ownership},
         head_sha=payload.workspace.candidate_commit,
         in_service=any(d.status == IN_SERVICE for d in summary.deployments),
-        upstream_assets=sorted(set(summary.upstream_datasets)) if top == SOURCE_DATA_QUALITY else [],
+        upstream_assets=sorted(set(summary.upstream_datasets)) if top == Hypothesis.SOURCE_DATA_QUALITY else [],
         abstained=isinstance(payload, RepairWithheld) and payload.hypothesis is None,
     )

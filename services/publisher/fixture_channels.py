@@ -63,7 +63,7 @@ class FixtureGitHub:
         if p.review is not None and p.pull_request is not None:
             review = p.review
             review_path = pr_dir / f"review-{_slug(review.marker.strip('<!->= '))}.json"
-            request = {"commit_id": review.commit_id, "body": review.body, "event": "COMMENT"}
+            request: dict[str, object] = {"commit_id": review.commit_id, "body": review.body, "event": "COMMENT"}
             request["comments"] = [s.to_api() for s in review.suggestions]
             status = _write_unless_same(review_path, _json_bytes(request), review_path.exists())
             results.append(self._result(status, pr_target, review.marker, review.content_digest))

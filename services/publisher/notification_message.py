@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.outcomes import PublicationState
 from libs.canonical_json import canonical_bytes, sha256_hex
 from services.publisher.finding import Finding
 from services.publisher.publication_links import PublicationLinks
@@ -18,19 +19,19 @@ from services.publisher.publication_links import PublicationLinks
 WEBHOOK_EVENT_TYPE = "modelguard.incident.state"
 WEBHOOK_VERSION = "1"
 
-SAYS = {
-    "repair_validated": "A repair was proposed and validated; a person decides whether to apply it",
-    "validation_failed": "A repair was proposed but did not pass validation",
-    "repair_withheld": "The cause is named; no repair is proposed",
-    "repair_abstained": "The diagnosis abstained: no cause is sure enough to act on",
-    "upstream_risk": "An upstream change in DataHub puts models at risk",
+SAYS: dict[PublicationState, str] = {
+    PublicationState.REPAIR_VALIDATED: "A repair was proposed and validated; a person decides whether to apply it",
+    PublicationState.VALIDATION_FAILED: "A repair was proposed but did not pass validation",
+    PublicationState.REPAIR_WITHHELD: "The cause is named; no repair is proposed",
+    PublicationState.REPAIR_ABSTAINED: "The diagnosis abstained: no cause is sure enough to act on",
+    PublicationState.UPSTREAM_RISK: "An upstream change in DataHub puts models at risk",
 }
 
 
 @dataclass(frozen=True)
 class Notification:
     incident_id: str
-    state: str
+    state: PublicationState
     title: str
     summary: str
     entities: tuple[str, ...]
@@ -89,7 +90,7 @@ def _plain(text: str, limit: int) -> str:
 
 
 def notification_of(finding: Finding, links: PublicationLinks) -> Notification:
-    state = "repair_abstained" if finding.abstained else finding.outcome
+    state = finding.state
     pull_request = (
         f"{finding.repository}#{finding.pull_request}" if finding.repository and finding.pull_request else None
     )
@@ -97,7 +98,7 @@ def notification_of(finding: Finding, links: PublicationLinks) -> Notification:
         incident_id=finding.incident_id,
         state=state,
         title=finding.title,
-        summary=SAYS.get(state, state.replace("_", " ")),
+        summary=SAYS[state],
         entities=tuple(finding.entities),
         owners=tuple(finding.owners),
         pull_request=pull_request,

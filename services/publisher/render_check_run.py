@@ -10,15 +10,16 @@ ModelGuard only publishes when the quality gate regressed, so none of its outcom
 
 from __future__ import annotations
 
+from contracts.outcomes import Outcome
 from services.publisher.finding import Finding
 from services.publisher.github_documents import CheckRunDocument
 from services.publisher.publication_links import PublicationLinks, with_footer
 from services.publisher.render_comment import HEADLINES
 
-CONCLUSIONS = {
-    "repair_validated": "action_required",
-    "validation_failed": "failure",
-    "repair_withheld": "action_required",
+CONCLUSIONS: dict[Outcome, str] = {
+    Outcome.REPAIR_VALIDATED: "action_required",
+    Outcome.VALIDATION_FAILED: "failure",
+    Outcome.REPAIR_WITHHELD: "action_required",
 }
 MAX_OUTPUT_CHARS = 65_000  # GitHub caps summary and text at 65535 characters each
 

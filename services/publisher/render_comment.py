@@ -9,16 +9,17 @@ from contracts.events.context import UpstreamRiskDetected
 from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.repair import RepairWithheld
 from contracts.events.validation import RepairValidated, ValidationFailed
+from contracts.outcomes import Outcome, PublishedOutcome
 from services.publisher.finding import Finding
 from services.publisher.github_documents import CommentDocument
 from services.publisher.publication_links import PublicationLinks, with_footer
 from services.publisher.render_owners import owner_lines
 
-HEADLINES = {
-    "repair_validated": "A validated repair is proposed for review",
-    "validation_failed": "A repair was tried and did not pass validation",
-    "repair_withheld": "No repair is proposed",
-    "upstream_risk": "An upstream change puts this model at risk",
+HEADLINES: dict[PublishedOutcome, str] = {
+    Outcome.REPAIR_VALIDATED: "A validated repair is proposed for review",
+    Outcome.VALIDATION_FAILED: "A repair was tried and did not pass validation",
+    Outcome.REPAIR_WITHHELD: "No repair is proposed",
+    Outcome.UPSTREAM_RISK: "An upstream change puts this model at risk",
 }
 
 

@@ -23,6 +23,7 @@ from datahub.metadata.schema_classes import (
 )
 
 from contracts.events.context import AffectedModel
+from contracts.outcomes import Outcome
 from libs.canonical_json import canonical_bytes, sha256_hex
 from services.publisher.finding import Finding
 from services.publisher.publication_links import PublicationLinks, content_of, with_footer
@@ -87,7 +88,9 @@ def _info(
         title=title,
         description=description,
         entities=sorted(set(entities)),
-        status=IncidentStatusClass(state="ACTIVE", stage=finding.stage, lastUpdated=stamp, message=finding.outcome),
+        status=IncidentStatusClass(
+            state="ACTIVE", stage=finding.stage, lastUpdated=stamp, message=finding.outcome.value
+        ),
         created=stamp,
         priority=priority,
         assignees=[IncidentAssigneeClass(actor=o, assignedAt=stamp) for o in sorted(set(owners))] or None,
@@ -123,7 +126,7 @@ def render_incidents(
     """``source_urn``: the model's gate assertion, or for an upstream risk the entity that reported the change
     (linked as the source only when it is an assertion)."""
     description = with_footer(content, links)
-    if finding.outcome == "upstream_risk":
+    if finding.outcome == Outcome.UPSTREAM_RISK:
         assertion = source_urn if source_urn and source_urn.startswith("urn:li:assertion:") else None
         return [_affected_model_draft(finding, m, description, at_ms, assertion) for m in finding.affected]
     priority = PRIORITY_HIGH if finding.in_service else PRIORITY_MEDIUM

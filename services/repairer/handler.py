@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from contracts.common import AssetOwners
+from contracts.outcomes import Outcome
 from libs.patch_guard.policy import GuardPolicyError
 from libs.patch_guard.workspace_config import WorkspaceConfigError
 from services.repairer.catalogue import (
@@ -64,7 +65,7 @@ class RepairProposal(BaseModel):
 class RepairWithholding(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    decision: Literal["withheld", "no_code_repair"] = "withheld"
+    decision: Literal[Outcome.REPAIR_WITHHELD, Outcome.NO_CODE_REPAIR] = Outcome.REPAIR_WITHHELD
     """``no_code_repair`` exactly when ``reason_code`` is ``cause_in_data``."""
     reason_code: WithholdingReason
     reason: str
@@ -200,7 +201,7 @@ def _generated_code(target: RepairTarget) -> RepairWithholding:
 def _cause_in_data(target: RepairTarget, why: str, refusals: tuple[StrategyRefusal, ...] = ()) -> RepairWithholding:
     notify = f"notify {', '.join(target.owner_urns)}" if target.owner_urns else "DataHub records no owner to notify"
     return RepairWithholding(
-        decision="no_code_repair",
+        decision=Outcome.NO_CODE_REPAIR,
         reason_code="cause_in_data",
         reason=f"the cause ({target.hypothesis}) is in the data, not the code: {why}; {notify}",
         hypothesis=target.hypothesis,

@@ -64,7 +64,7 @@ class RunnerServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]  # what server_address holds for a TCP server, typed
         return f"http://{host}:{port}"
 
 

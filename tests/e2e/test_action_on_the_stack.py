@@ -134,7 +134,7 @@ def test_the_actions_step_reports_a_pull_request_and_exits_by_the_published_outc
 
     events = incident_events(stack.ledger, incident, stack.registry)
     report = events[0].event.payload
-    assert (report.baseline_metrics, report.candidate_metrics) == ({}, {})
+    assert report.claimed is None
     assert report.evaluation_command == predict
     workspace = report.workspace
     assert (workspace.base_commit, workspace.candidate_commit) == (base, candidate)

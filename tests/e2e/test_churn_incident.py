@@ -44,7 +44,7 @@ def test_churn_regression_is_detected_diagnosed_repaired_validated_and_published
     gate = by_type["RegressionDetected"].gate
     assert gate.regressed and gate.baseline - gate.candidate > gate.tolerance
     # the churn workspace declares predict: its CI claims no figure, the detector's referee computes both
-    assert gate.metric_source == "referee" and reported.evaluation.baseline_metrics == {}
+    assert gate.metric_source == "referee" and reported.evaluation.claimed is None
     assert reported.evaluation.evaluation_command[:2] == ["python", "predict.py"]
 
     context = by_type["ContextCollected"].context

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from contracts.events.evaluation import ClaimedMetrics
 from contracts.registry import contract_for
 from libs.bus.embedded_broker import free_loopback_port
 from libs.events.codec import open_envelope
@@ -61,16 +62,15 @@ def test_a_report_over_http_is_gated_logged_traced_and_answered(ingesting: tuple
     report = sample.model_copy(
         update={
             "workspace": sample.workspace.model_copy(update={"model_urn": model}),
-            "baseline_metrics": {metric: 0.80},
-            "candidate_metrics": {metric: 0.81},
+            "claimed": ClaimedMetrics(baseline={metric: 0.80}, candidate={metric: 0.81}),
         }
     )
     body = report.model_dump(mode="json")
 
     assert _call(url, "POST", "/evaluations", token="not-the-token-at-all", json=body).status_code == 401
-    refused = _call(url, "POST", "/evaluations", json=body | {"baseline_metrics": "high"})
+    refused = _call(url, "POST", "/evaluations", json=body | {"claimed": "high"})
     assert refused.status_code == 422
-    assert refused.json() == {"error": "baseline_metrics: Input should be a valid dictionary"}
+    assert refused.json() == {"error": "claimed: Input should be a valid dictionary or instance of ClaimedMetrics"}
     for part, media_type in (("base", "application/x-tar"), ("candidate", "application/x-tar"), ("data", "text/csv")):
         content = f"{part}-http".encode()
         path = f"/artifacts/{hashlib.sha256(content).hexdigest()}"
@@ -99,8 +99,9 @@ def test_a_report_over_http_is_gated_logged_traced_and_answered(ingesting: tuple
     assert verdict["gate"]["metric"] == metric and verdict["gate"]["regressed"] is False
 
     spans = [json.loads(line) for line in (stack.settings.home / "traces.jsonl").read_text().splitlines()]
-    [server_span] = [s for s in spans if s["name"] == "POST /evaluations"]
-    assert server_span["trace_id"] == incident_trace_id(incident)
+    # this report's request span: the module's other tests post evaluations of their own to the same detector
+    requests = [s for s in spans if s["name"] == "POST /evaluations" and s["trace_id"] == incident_trace_id(incident)]
+    assert len(requests) == 1, "the report's request span is in the incident's trace"
     joined = {s["service"] for s in spans if s["trace_id"] == incident_trace_id(incident)}
     assert joined == {"modelguard-detector", "modelguard-ledger"}
 
@@ -169,5 +170,5 @@ def test_a_run_the_detector_dead_letters_is_reported_at_once_with_the_reason(
     assert done.returncode == 4, done.stdout + done.stderr
     assert time.monotonic() - started < 60, "reported at once, not after the 120 s timeout"
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("modelguard: dead-lettered: detector dead-lettered modelguard.evaluation-reported.v1/")
-    assert last.endswith(f"bad-evaluation: metric '{metric}' is missing from the baseline or the candidate"), last
+    assert last.startswith("modelguard: dead-lettered: detector dead-lettered modelguard.evaluation-reported.v2/")
+    assert last.endswith(f"bad-evaluation: the workspace declares no predict and the report claims no '{metric}'"), last

@@ -15,7 +15,7 @@ from contracts.common import ArtifactRef, IncidentState, PolicyRef
 from libs.artifacts.open_store import artifact_store
 from libs.artifacts.s3_store import S3ArtifactStore
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStoreUnavailable
-from libs.bus.runtime import TransientFailure
+from libs.bus.handler_errors import TransientFailure
 from libs.settings import SettingsError, load_settings
 from libs.workspace.incident_workspace import incident_workspace
 from tests.support.running_stack import environment

@@ -8,13 +8,16 @@ as published; an attestation of the logged RepairValidated verifies offline and 
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
+from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from contracts.meta import EventMeta
 from libs.attestation import attest_publication
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_incident
@@ -72,22 +75,50 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuditedStack]:
                 stack_down(settings)
 
 
+@dataclass(frozen=True)
+class Republished:
+    """What `republish` said, run once for the module, and the incident's last event before it."""
+
+    last_before: EventMeta
+    dry_run: tuple[int, str] | None
+    real: tuple[int, str] | None
+    """None when the broker was not lost (MODELGUARD_KAFKA_BOOTSTRAP): the publisher finished the incident."""
+    events: list[SignedEvent]
+
+
+def _said(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def republished(audited: AuditedStack) -> Republished:
+    """The incident, stopped at RepairValidated by the lost broker, finished by `republish` (whichever test asks
+    first): the tests that read the finished incident do not depend on the republish test running before them."""
+    last_before = audited.events()[-1].event.meta
+    dry_run = _said(["republish", "--dry-run"]) if audited.broker_was_lost else None
+    real = _said(["republish"]) if audited.broker_was_lost else None
+    events = wait_for(audited.ledger, audited.incident_id, audited.registry, run_finished(RUN), timeout_s=120)
+    return Republished(last_before, dry_run, real, events)
+
+
 def test_republish_resends_the_last_event_and_the_pipeline_finishes_the_incident_once(
-    audited: AuditedStack, capsys: pytest.CaptureFixture[str]
+    audited: AuditedStack, republished: Republished, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if not audited.broker_was_lost:
+    if republished.dry_run is None or republished.real is None:
         pytest.skip("the broker comes from MODELGUARD_KAFKA_BOOTSTRAP: there is no broker to lose")
-    last = audited.events()[-1].event.meta
+    last = republished.last_before
     assert last.event_type == "RepairValidated"
 
-    assert main(["republish", "--dry-run"]) == 0
-    assert f"{audited.incident_id}  would re-send RepairValidated {last.event_id}" in capsys.readouterr().out
-    assert main(["republish"]) == 0
-    out = capsys.readouterr().out
-    assert f"re-sent RepairValidated {last.event_id} to modelguard.repair-validated.v1" in out
+    code, out = republished.dry_run
+    assert code == 0 and f"{audited.incident_id}  would re-send RepairValidated {last.event_id}" in out
+    code, out = republished.real
+    assert code == 0 and f"re-sent RepairValidated {last.event_id} to modelguard.repair-validated.v1" in out
     assert "note:" not in out, "no service had handled it yet"
 
-    events = wait_for(audited.ledger, audited.incident_id, audited.registry, run_finished(RUN), timeout_s=120)
+    events = republished.events
     types = [e.event.meta.event_type for e in events]
     assert types == [
         "EvaluationReported",
@@ -124,8 +155,9 @@ def test_rerun_of_the_churn_incident_reproduces_every_digest(
     assert len(audited.of_type("Published")) <= 1, "a rerun never publishes"
 
 
-def test_replay_lists_the_incident_as_published(audited: AuditedStack, capsys: pytest.CaptureFixture[str]) -> None:
-    wait_for(audited.ledger, audited.incident_id, audited.registry, run_finished(RUN), timeout_s=120)
+def test_replay_lists_the_incident_as_published(
+    audited: AuditedStack, republished: Republished, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay"]) == 0
     line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith(audited.incident_id))
     assert line.split()[1:3] == ["published", "publish"]
@@ -135,7 +167,7 @@ def test_replay_lists_the_incident_as_published(audited: AuditedStack, capsys: p
 
 
 def test_an_attestation_of_the_logged_repair_verifies_offline_and_not_after_one_changed_byte(
-    audited: AuditedStack, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    audited: AuditedStack, republished: Republished, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     source = audited.of_type("RepairValidated")[0]
     publisher = load_private_key("publisher", audited.settings.keys_dir / "publisher.key")

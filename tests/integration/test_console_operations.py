@@ -25,10 +25,10 @@ from starlette.testclient import TestClient
 
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for
 from libs.bundle.load import load_bundle
+from libs.bus.handler_errors import RejectedInput
 from libs.bus.headers import dead_letter_headers
 from libs.bus.health import HealthServer, HealthState
 from libs.bus.prometheus import ServicePrometheus
-from libs.bus.runtime import RejectedInput
 from libs.events.codec import MalformedMessage, open_envelope
 from libs.ledger import LedgerStore
 from libs.operations.dead_letter_store import DeadLetterStore

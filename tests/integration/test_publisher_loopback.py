@@ -240,7 +240,7 @@ def test_two_publishers_racing_on_one_incident_leave_one_of_everything(loopback:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=30)
+        thread.join(timeout=90)
     assert not errors and len(results) == 2
 
     assert github.count("POST", COMMENTS_PATH) == 2, "the race really happened: both created a comment"
@@ -398,7 +398,7 @@ def test_two_publishers_racing_on_the_review_submit_exactly_one(loopback: Loopba
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=30)
+        thread.join(timeout=90)
     assert len(statuses) == 2
     assert [r["state"] for r in github.pull(REPO, PR).reviews] == ["COMMENTED"]
     assert github.count("POST", r"/pulls/7/reviews$") == 2, "both tried; GitHub allows one pending review per user"

@@ -114,8 +114,10 @@ class LoopbackServer:
         with self.lock:
             self._failures.append(_Failure(method, re.compile(path_pattern), reply, times, after_effect))
 
-    def hold(self, method: str, path_pattern: str, parties: int, timeout_s: float = 5.0) -> None:
-        """The next `parties` matching requests wait for each other before they are answered."""
+    def hold(self, method: str, path_pattern: str, parties: int, timeout_s: float = 60.0) -> None:
+        """The next `parties` matching requests wait for each other before they are answered. ``timeout_s`` only
+        ends a wait that would hang: on a loaded machine the second party can take seconds to arrive, and a barrier
+        broken early lets the first go on alone, which is not the interleaving the test asks for."""
         with self.lock:
             barrier = threading.Barrier(parties, timeout=timeout_s)
             self._holds.append(_Hold(method, re.compile(path_pattern), barrier, parties))

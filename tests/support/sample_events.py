@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 
 from contracts.common import ArtifactRef, GateResult, PolicyRef, WorkspaceRefs
-from contracts.events.evaluation import EvaluationReported, RegressionDetected
+from contracts.events.evaluation import ClaimedMetrics, EvaluationReported, RegressionDetected
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.events.identity import incident_id_for
@@ -38,8 +38,7 @@ def evaluation(
     return EvaluationReported(
         run_id=run_id,
         workspace=workspace(seed),
-        baseline_metrics={"f1": baseline},
-        candidate_metrics={"f1": candidate},
+        claimed=ClaimedMetrics(baseline={"f1": baseline}, candidate={"f1": candidate}),
         evaluation_command=["python", "evaluate.py"],
     )
 

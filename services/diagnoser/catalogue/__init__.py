@@ -1,2 +1,2 @@
-"""The hypothesis catalogue: facts read off the evidence, the nine hypotheses scored from supporting and
+"""The hypothesis catalogue: facts read off the evidence, the hypotheses scored from supporting and
 counter facts, and the decision to name one or abstain."""

@@ -8,12 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.catalogue import CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact, Facts
 from services.diagnoser.catalogue.hypotheses import UNKNOWN
 from services.diagnoser.catalogue.scoring import ScoredHypothesis
 from services.diagnoser.thresholds import DiagnosisThresholds
 
-CauseLocation = Literal["code", "data", "mixed", "unknown"]
 RECOVERY_FACTS = {
     "schema": Fact.RECOVERED_BY_SCHEMA,
     "type": Fact.RECOVERED_BY_TYPE,
@@ -52,7 +52,7 @@ class Decision(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     decision: Literal["diagnosed", "abstained"]
-    hypothesis: str | None
+    hypothesis: Hypothesis | None
     score: float | None
     margin: float | None
     cause_location: CauseLocation
@@ -64,12 +64,12 @@ def cause_location(facts: Facts, thresholds: DiagnosisThresholds) -> CauseLocati
     code = facts.get(Fact.DROP_FOLLOWS_CODE)
     data = facts.get(Fact.DROP_FOLLOWS_DATA)
     if code is None and data is None:
-        return "unknown"
+        return CauseLocation.UNKNOWN
     if code is not None and code.strength >= thresholds.dominant_share:
-        return "code"
+        return CauseLocation.CODE
     if data is not None and data.strength >= thresholds.dominant_share:
-        return "data"
-    return "mixed"
+        return CauseLocation.DATA
+    return CauseLocation.MIXED
 
 
 def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisThresholds) -> Decision:
@@ -91,7 +91,7 @@ def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisTh
 
     if Fact.NO_REGRESSION in facts:
         return abstain("no_regression", "the candidate is within the gate's tolerance of the baseline")
-    if location == "mixed":
+    if location == CauseLocation.MIXED:
         code, data = facts.get(Fact.DROP_FOLLOWS_CODE), facts.get(Fact.DROP_FOLLOWS_DATA)
         return abstain(
             "mixed_cause",
@@ -99,7 +99,7 @@ def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisTh
             f"({data.strength if data else 0:.0%}); neither reaches the policy's dominant_share "
             f"{thresholds.dominant_share:.0%}",
         )
-    split = _split_data_recovery(facts, thresholds) if top.location == "data" else None
+    split = _split_data_recovery(facts, thresholds) if top.location == CauseLocation.DATA else None
     if split is not None:
         return abstain("mixed_cause", split)
     if top.name == UNKNOWN:
@@ -116,7 +116,7 @@ def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisTh
             f"top hypothesis {top.name} ({top.score:.2f}) leads {runner_up.name} ({runner_up.score:.2f}) by "
             f"{margin:.2f}, less than the policy's min_margin {thresholds.min_margin:.2f}",
         )
-    if location in ("code", "data") and top.location != location:
+    if location in (CauseLocation.CODE, CauseLocation.DATA) and top.location != location:
         return abstain(
             "location_mismatch",
             f"top hypothesis {top.name} puts the cause in the {top.location}, the drop follows the {location}",

@@ -1,4 +1,4 @@
-"""The nine hypotheses: where each puts the cause, which facts support it and which falsify it.
+"""The hypotheses of ``contracts.catalogue``: where each puts the cause, which facts support it and which falsify it.
 
 score = sum(weight * strength of supporting facts) - sum(weight * strength of counter facts), at least 0.
 Supporting weights add up to at most 1.0 and nothing is rescaled: a fact whose evidence could not be measured
@@ -10,18 +10,19 @@ gone, a rate rose, DataHub logged a change) add the rest. A cause in the code is
 following the data and the other way round (counter weight 1.0); a data cause is falsified by another
 intervention winning back clearly more than its own. ``unknown`` scores what the best named hypothesis
 leaves: 1 - its score.
+
+A new hypothesis over facts the evidence already gives: its name, where it puts the cause and the repairs that
+may answer it in ``contracts/catalogue.py``; its spec here; ``make contracts`` (the names are one generated file,
+``contracts/schemas/catalogue.schema.json``); its case in tests/unit/diagnoser/test_catalogue.py and its row in
+docs/scenarios.md. A new fact adds its evidence too (``facts.py``, an extractor, ``incident_evidence.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from contracts.catalogue import LOCATION as CATALOGUE_LOCATION
-from contracts.catalogue import CauseLocation, Hypothesis
+from contracts.catalogue import LOCATION, CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact
-
-Location = Literal["code", "data"]
 
 FEATURE_TRANSFORMATION = Hypothesis.FEATURE_TRANSFORMATION
 TRAINING_CONFIG_CHANGE = Hypothesis.TRAINING_CONFIG_CHANGE
@@ -42,8 +43,9 @@ class HypothesisSpec:
     counter: dict[Fact, float]
 
     @property
-    def location(self) -> Location:
-        return "code" if CATALOGUE_LOCATION[self.name] == CauseLocation.CODE else "data"
+    def location(self) -> CauseLocation:
+        """Where the hypothesis puts the cause: the code or the data (``contracts.catalogue.LOCATION``)."""
+        return LOCATION[self.name]
 
 
 _NOT_HERE = {Fact.NO_REGRESSION: 1.0}
@@ -165,5 +167,4 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
     ),
 )
 
-LOCATION: dict[str, Location] = {spec.name: spec.location for spec in CATALOGUE}
-assert {spec.name for spec in CATALOGUE} == set(CATALOGUE_LOCATION), "every hypothesis of contracts.catalogue is scored"
+assert {spec.name for spec in CATALOGUE} == set(LOCATION), "every hypothesis of contracts.catalogue is scored"

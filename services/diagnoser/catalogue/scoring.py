@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.catalogue import CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact, Facts
 from services.diagnoser.catalogue.hypotheses import CATALOGUE, UNKNOWN, HypothesisSpec
 
@@ -25,8 +26,8 @@ class ScoredHypothesis(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     rank: int
-    name: str
-    location: str | None
+    name: Hypothesis
+    location: CauseLocation | None
     description: str
     score: float
     support: tuple[Contribution, ...]
@@ -53,6 +54,11 @@ def rank_hypotheses(
     measurable 0.85 reads differently from 0.85 out of 1.0."""
     scored = [_score(spec, facts, unmeasured) for spec in catalogue]
     best = max((item[0] for item in scored), default=0.0)
+    entries: list[
+        tuple[
+            float, int, Hypothesis, CauseLocation | None, str, tuple[Contribution, ...], tuple[Contribution, ...], float
+        ]
+    ]
     entries = [
         (score, index, spec.name, spec.location, spec.description, support, counter, scale)
         for index, (spec, (score, support, counter, scale)) in enumerate(zip(catalogue, scored, strict=True))

@@ -40,6 +40,27 @@ class ColumnFault:
     def as_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "column": self.column, **self.detail}
 
+    @property
+    def unseen(self) -> tuple[str, ...]:
+        """A category fault's values the approval window never had (empty for other kinds)."""
+        values = self.detail.get("unseen")
+        return tuple(str(value) for value in values) if isinstance(values, list | tuple) else ()
+
+    @property
+    def renamed_to(self) -> str | None:
+        """A schema fault's new name for the gone column; None when no column matched."""
+        target = self.detail.get("renamed_to")
+        return target if isinstance(target, str) else None
+
+    @property
+    def value_range(self) -> tuple[float, float] | None:
+        """A drift fault's approval range of the column's values (low, high)."""
+        bounds = self.detail.get("range")
+        if not isinstance(bounds, list | tuple) or len(bounds) != 2:
+            return None
+        low, high = bounds
+        return float(low), float(high)
+
 
 def is_null(cells: pd.Series) -> pd.Series:
     return cells.fillna("").astype(str).str.strip().str.lower().isin(NULL_TOKENS)

@@ -30,8 +30,8 @@ def repaired_frame(
     for fault in faults:
         name = fault.column
         if fault.kind == "schema":
-            source = fault.detail.get("renamed_to")
-            if isinstance(source, str) and source in repaired.columns and name not in repaired.columns:
+            source = fault.renamed_to
+            if source is not None and source in repaired.columns and name not in repaired.columns:
                 repaired = repaired.rename(columns={source: name})
             continue
         if name not in repaired.columns:
@@ -41,7 +41,7 @@ def repaired_frame(
             numbers = formatted_numbers(cells)
             repaired[name] = cells.where(numbers.isna(), numbers.map(_number_text))
         elif fault.kind == "category":
-            unseen = set(fault.detail.get("unseen", []))  # type: ignore[arg-type]
+            unseen = set(fault.unseen)
             mode = str(declared[name]) if name in declared else approval_fill(approval[name], thresholds)
             repaired[name] = cells.where(~cells.astype(str).isin(unseen), mode)
         elif fault.kind == "quality":
@@ -62,11 +62,11 @@ def fault_rows(frame: pd.DataFrame, faults: Sequence[ColumnFault]) -> pd.Series 
             continue
         cells = frame[fault.column]
         if fault.kind == "category":
-            rows |= cells.astype(str).isin(set(fault.detail.get("unseen", [])))  # type: ignore[arg-type]
+            rows |= cells.astype(str).isin(set(fault.unseen))
         elif fault.kind == "quality":
             rows |= invalid_mask(cells, fault)
-        elif fault.kind == "drift":
-            low, high = fault.detail["range"]  # type: ignore[misc]
+        elif fault.kind == "drift" and (bounds := fault.value_range) is not None:
+            low, high = bounds
             numbers = plain_numbers(cells)
             rows |= (numbers < low) | (numbers > high)
     return rows

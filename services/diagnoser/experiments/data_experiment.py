@@ -182,7 +182,7 @@ class _Lab:
     def first_round(self, faults: Sequence[ColumnFault]) -> list[Intervention]:
         pending: list[tuple[InterventionKind, How, tuple[str, ...], Trial]] = []
         for kind in SPECIFIC:
-            chosen = [f for f in faults if f.kind == kind and (kind != "schema" or f.detail.get("renamed_to"))]
+            chosen = [f for f in faults if f.kind == kind and (kind != "schema" or f.renamed_to)]
             if chosen:
                 pending.append((kind, "repair", _columns(chosen), self._repair_trial(kind, chosen)))
         resample = self._label_trial()

@@ -44,7 +44,8 @@ def assertions_evidence(
     for record in sorted(runs, key=lambda r: r.time_ms or 0):
         event = record.current or {}
         urn = str(event.get("assertionUrn") or record.entity_urn)
-        result = event.get("result") if isinstance(event.get("result"), dict) else {}
+        reported = event.get("result")
+        result = reported if isinstance(reported, dict) else {}
         previous = latest.get(urn, {})
         latest[urn] = {
             "status": assertion_status(str(result.get("type") or "")),

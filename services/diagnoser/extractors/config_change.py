@@ -4,7 +4,8 @@ and in the model's hyper-parameters as DataHub logged them (``mlModelProperties`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,11 @@ def config_change_evidence(
     for file in diff.changed_files:
         if file.path in feature_files or file.path in harmless or is_test_or_documentation(file.path):
             continue
+        reader: Callable[[str], Mapping[str, Any]]
         if file.is_python:
             reader = literal_sites
         elif is_config_file(file.path):
-            path = file.path
-
-            def reader(text: str, path: str = path) -> dict[str, Any]:
-                return flattened_config(path, text)
+            reader = functools.partial(flattened_config, file.path)
         else:
             continue
         before = reader(_text(base_dir / file.path))
@@ -76,7 +75,7 @@ def _differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[di
 
 
 def _hyper_parameter_changes(changes: Iterable[MetadataChangeRecord]) -> list[dict[str, Any]]:
-    found = []
+    found: list[dict[str, Any]] = []
     for record in changes:
         if record.aspect != "mlModelProperties":
             continue

@@ -40,11 +40,12 @@ def relevance(urn: str, dataset_urn: str | None, context: ContextSnapshot | None
 def lineage_relevance_evidence(
     urns: Iterable[str], dataset_urn: str | None, context: ContextSnapshot | None
 ) -> Evidence:
+    relevances = {urn: relevance(urn, dataset_urn, context) for urn in sorted(set(urns))}
     assets = {
-        urn: {"distance": asset_distance(urn, dataset_urn, context), "relevance": relevance(urn, dataset_urn, context)}
-        for urn in sorted(set(urns))
+        urn: {"distance": asset_distance(urn, dataset_urn, context), "relevance": value}
+        for urn, value in relevances.items()
     }
-    relevant = sorted(urn for urn, figures in assets.items() if figures["relevance"] > 0)
+    relevant = sorted(urn for urn, value in relevances.items() if value > 0)
     return make_evidence(
         EvidenceKind.LINEAGE_RELEVANCE,
         subject="changed_assets",

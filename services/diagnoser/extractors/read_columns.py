@@ -58,8 +58,9 @@ def column_mentions(path: Path, columns: set[str]) -> list[tuple[str, str]]:
     parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     found = []
     for node in ast.walk(tree):
-        is_name = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in columns
-        if is_name and id(node) not in docstrings:
+        if not isinstance(node, ast.Constant) or id(node) in docstrings:
+            continue
+        if isinstance(node.value, str) and node.value in columns:
             found.append((node.value, _use(node, parents)))
     return found
 

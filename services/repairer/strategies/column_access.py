@@ -194,7 +194,7 @@ def is_record(access: ColumnAccess, parents: dict[ast.AST, ast.AST]) -> bool:
     root = expression_root(access.owner)
     if root is None or not isinstance(access.owner, ast.Name):
         return False
-    child, parent = access.node, parents.get(access.node)
+    parent = parents.get(access.node)
     while parent is not None:
         if isinstance(parent, ast.For | ast.AsyncFor) and _binds(parent.target, root):
             return True
@@ -202,8 +202,7 @@ def is_record(access: ColumnAccess, parents: dict[ast.AST, ast.AST]) -> bool:
             return True
         if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             return isinstance(parent, ast.Lambda) and any(argument.arg == root for argument in parent.args.args)
-        child, parent = parent, parents.get(parent)
-    del child
+        parent = parents.get(parent)
     return False
 
 

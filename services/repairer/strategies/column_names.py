@@ -332,8 +332,12 @@ class ColumnNames:
     def _config_value(self, node: ast.AST, function: FunctionNode | None, depth: int) -> NameHolder | None:
         keys: list[str] = []
         while True:
-            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-                keys.append(node.slice.value)  # type: ignore[arg-type]
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)
+            ):
+                keys.append(node.slice.value)
                 node = node.value
             elif (
                 isinstance(node, ast.Call)
@@ -341,12 +345,13 @@ class ColumnNames:
                 and node.func.attr == "get"
                 and len(node.args) == 1
                 and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
             ):
                 keys.append(node.args[0].value)
                 node = node.func.value
             else:
                 break
-        if not keys or not isinstance(node, ast.Name) or not all(isinstance(key, str) for key in keys):
+        if not keys or not isinstance(node, ast.Name):  # a key that is not a string ends the walk off a Name
             return None
         if function is not None and (_stores(function, node.id) or _is_parameter(function, node.id)):
             return None

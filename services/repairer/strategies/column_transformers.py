@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from libs.python_source.column_reads import own_nodes
 from libs.python_source.definitions import FunctionNode
@@ -211,5 +212,5 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
 
 
-def _is_tuple(node: ast.AST, size: int) -> bool:
+def _is_tuple(node: ast.AST, size: int) -> TypeGuard[ast.Tuple]:
     return isinstance(node, ast.Tuple) and len(node.elts) == size

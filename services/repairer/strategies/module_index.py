@@ -125,7 +125,7 @@ def _child_statements(statement: ast.stmt) -> Iterator[ast.AST]:
     for child in ast.iter_child_nodes(statement):
         if isinstance(child, ast.stmt):
             yield child
-        elif isinstance(child, ast.excepthandler | ast.match_case):
+        elif isinstance(child, ast.ExceptHandler | ast.match_case):
             yield from child.body
 
 
@@ -147,7 +147,7 @@ def _describe(node: FunctionNode, qualname: str, owner: ast.ClassDef | None) -> 
     parameters = tuple(
         name
         for name in (*bound, *(argument.arg for argument in arguments.kwonlyargs))
-        if not (isinstance(defaults.get(name), ast.Constant) and defaults[name].value is None)  # type: ignore[union-attr]
+        if not _is_none_literal(defaults.get(name))
     )
     return ModuleFunction(
         node=node,
@@ -177,3 +177,7 @@ def _string_constants(tree: ast.Module) -> dict[str, ast.Constant]:
         for name, values in bound.items()
         if len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str)
     }
+
+
+def _is_none_literal(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

@@ -180,10 +180,10 @@ def _follow(search: _Search, module: ParsedModule, node: ast.expr, scalar: bool,
         return
     if isinstance(parent, ast.Attribute):
         call = parents.get(parent)
-        if parent.attr == "str" and isinstance(parents.get(call), ast.Call):
-            text_call = parents.get(call)
-            if isinstance(call, ast.Attribute) and call.attr in TEXT_METHODS and text_call.func is call:  # type: ignore[union-attr]
-                _follow(search, module, text_call, scalar, depth + 1)  # type: ignore[arg-type]
+        text_call = parents.get(call) if call is not None else None
+        if parent.attr == "str" and isinstance(text_call, ast.Call):
+            if isinstance(call, ast.Attribute) and call.attr in TEXT_METHODS and text_call.func is call:
+                _follow(search, module, text_call, scalar, depth + 1)
             return
         if isinstance(call, ast.Call) and call.func is parent:
             if parent.attr in TEXT_METHODS:
@@ -325,10 +325,10 @@ def _resolve(
                 return other, definition
         return None
     if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
-        other = package.imported_module(module, function.value.id)
-        if other is not None:
-            definition = other.function(function.attr)
-            return (other, definition) if definition is not None else None
+        sibling = package.imported_module(module, function.value.id)
+        if sibling is not None:
+            definition = sibling.function(function.attr)
+            return (sibling, definition) if definition is not None else None
         if caller is not None:
             klass = module.parents.get(caller)
             positional = [*caller.args.posonlyargs, *caller.args.args]

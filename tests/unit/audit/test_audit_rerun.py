@@ -8,7 +8,8 @@ import pytest
 from pydantic import BaseModel
 
 from contracts.registry import CONTRACTS
-from libs.bus.runtime import RejectedInput, ServiceDefinition
+from libs.bus.handler_errors import RejectedInput
+from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
 from libs.ledger.samples import SampleKeys, repaired_incident

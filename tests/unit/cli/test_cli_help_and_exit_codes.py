@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.events.outcome import OUTCOMES
+from contracts.outcomes import RUN_OUTCOMES as OUTCOMES
 from libs.version import MODELGUARD_VERSION
 from modelguard.cli import main, parser
 from modelguard.exit_codes import EXIT_CODES, OUTCOME_EXIT_CODES, exit_code_lines

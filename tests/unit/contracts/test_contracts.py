@@ -32,3 +32,31 @@ def test_drift_is_detected(tmp_path: Path) -> None:
         "Removed.v1.schema.json",
         "contract-topics.yaml",
     ]
+
+
+def test_the_event_schemas_validate_stored_events_with_the_catalogue_they_refer_to() -> None:
+    import base64
+    import json
+
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    from contracts.schema_export import SCHEMA_BASE, SCHEMA_DIR
+
+    resources = [
+        (SCHEMA_BASE + path.name, Resource.from_contents(json.loads(path.read_text()), DRAFT202012))
+        for path in SCHEMA_DIR.glob("*.json")
+    ]
+    registry = Registry().with_resources(resources)
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "envelope-corpus" / "envelopes.jsonl"
+    documents = [
+        json.loads(base64.b64decode(json.loads(json.loads(line)["envelope"])["payload"]))
+        for line in corpus.read_text().splitlines()
+    ]
+    diagnosed = next(d for d in documents if d["meta"]["event_type"] == "DiagnosisCompleted")
+    schema = json.loads((SCHEMA_DIR / "DiagnosisCompleted.v1.schema.json").read_text())
+    validator = Draft202012Validator(schema, registry=registry)
+    assert list(validator.iter_errors(diagnosed)) == []
+    unknown = {**diagnosed, "payload": {**diagnosed["payload"], "hypothesis": "gremlins"}}
+    assert [e.validator for e in validator.iter_errors(unknown)] == ["enum"], "the catalogue's names, resolved"

@@ -66,3 +66,15 @@ def test_the_events_as_their_older_minor_writers_signed_them_open_with_the_later
         assert without_fields(signed.event.payload.model_dump(mode="json"), added) == without_fields(
             now.event.payload.model_dump(mode="json"), added
         )
+
+
+SELF_REPORTED = CORPUS / "self-reported"
+
+
+def test_evaluation_reports_as_their_1_0_writers_signed_them_open_and_verify() -> None:
+    registry = KeyRegistry.from_document(json.loads((SELF_REPORTED / "registry.json").read_text()))
+    entries = [json.loads(line) for line in (SELF_REPORTED / "envelopes.jsonl").read_text().splitlines() if line]
+    assert {entry["claims"] for entry in entries} == {"figures", "nothing"}
+    for entry in entries:
+        signed = open_envelope(entry["envelope"].encode(), registry)
+        assert (signed.event.meta.event_type, signed.event.meta.event_version) == ("EvaluationReported", "1.0")

@@ -59,9 +59,11 @@ def test_every_reference_resolves_and_each_service_has_its_operations() -> None:
     assert files and all((SCHEMA_DIR.parent / f).exists() for f in files)
 
     operations = document["operations"]
-    assert operations["detector.receive.modelguard.evaluation-reported.v1"]["action"] == "receive"
+    assert operations["detector.receive.modelguard.evaluation-reported.v2"]["action"] == "receive"
+    assert operations["detector.receive.modelguard.evaluation-reported.v1"]["action"] == "receive"  # a past major
     assert operations["detector.send.modelguard.regression-detected.v1"]["action"] == "send"
-    assert operations["reporter.send.modelguard.evaluation-reported.v1"]["action"] == "send"
+    assert operations["reporter.send.modelguard.evaluation-reported.v2"]["action"] == "send"
+    assert "reporter.send.modelguard.evaluation-reported.v1" not in operations
     assert operations["context.receive.MetadataChangeLog_Versioned_v1"]["action"] == "receive"
     for service in SERVICES:
         assert f"{service}.send.{DEAD_LETTER_TOPIC}" in operations, f"{service} dead-letters"

@@ -123,7 +123,7 @@ def test_a_predict_workspace_is_reported_with_both_trees_both_windows_and_no_met
     assert workspace.data.media_type == MEDIA_TYPE
     assert ingestion.artifacts.get(workspace.data) == pack_data_windows(files), "packed as modelguard packs it"
     payload = report.event.payload
-    assert (payload.baseline_metrics, payload.candidate_metrics) == ({}, {})
+    assert payload.claimed is None  # the action sends EvaluationReported 1.x's two empty maps: upcast, no claim
     assert payload.evaluation_command == ["python", "predict.py"]
     assert (workspace.repository, workspace.pull_request) == ("acme/churn-model", 7)
     incident = report.event.meta.incident_id
@@ -156,7 +156,8 @@ def test_a_self_reported_workspace_sends_its_metrics_and_a_given_archive_as_it_i
     assert run.code == 0, run.log
     [report] = ingestion.published
     assert ingestion.artifacts.get(report.event.payload.workspace.data) == archive.read_bytes()
-    assert report.event.payload.candidate_metrics == {"f1": 0.84}
+    claimed = report.event.payload.claimed  # sent in the 1.x shape (baseline_metrics, candidate_metrics), upcast
+    assert claimed is not None and claimed.candidate == {"f1": 0.84}
     assert report.event.payload.evaluation_command[-2:] == ["--eval", "{eval}"]
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from contracts.outcomes import RUN_OUTCOMES as OUTCOMES
 from libs.bundle.effective_policy import effective_policy, effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
 from libs.ci_policy import CiOutcomes, CiPolicy
-from libs.events.outcome import OUTCOMES
 from libs.policy import PolicyError, parse_policy
 from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
 from modelguard.stack import REPO_ROOT, SCENARIOS

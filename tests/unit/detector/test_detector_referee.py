@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contracts.common import PolicyRef
-from contracts.events.evaluation import EnvironmentFailed, EvaluationPassed, RegressionDetected
+from contracts.events.evaluation import ClaimedMetrics, EnvironmentFailed, EvaluationPassed, RegressionDetected
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
@@ -25,7 +25,7 @@ def _reported(tmp_path: Path, candidate: str, claim: dict[str, float] | None = N
     artifacts = LocalArtifactStore(tmp_path / "artifacts")
     evaluation = evaluate_bundle(bundle.root, tmp_path / "ci", artifacts, "run-1", None)
     if claim is not None:
-        evaluation = evaluation.model_copy(update={"baseline_metrics": claim, "candidate_metrics": claim})
+        evaluation = evaluation.model_copy(update={"claimed": ClaimedMetrics(baseline=claim, candidate=claim)})
     raw = effective_policy_bytes(bundle, read_central_policy())
     policy = LoadedPolicy(parse_policy(raw, "tiny"), raw, "tiny.yaml")
     referee = artifact_referee(artifacts, tmp_path / "scratch")
@@ -35,7 +35,7 @@ def _reported(tmp_path: Path, candidate: str, claim: dict[str, float] | None = N
 
 def test_a_workspace_with_predict_claims_nothing_and_the_referee_finds_the_regression(tmp_path: Path) -> None:
     evaluation, policy, store, referee = _reported(tmp_path, "candidate")
-    assert evaluation.baseline_metrics == evaluation.candidate_metrics == {}
+    assert evaluation.claimed is None
     event = detect(evaluation, policy, store, referee)
     assert isinstance(event, RegressionDetected)
     assert event.gate.metric_source == "referee"

@@ -60,7 +60,7 @@ def test_garbage_is_refused_with_a_reason(keys: Keys, raw: bytes, reason: str) -
 
 
 def test_a_changed_payload_fails_the_signature(keys: Keys) -> None:
-    raw = _tamper(reported(keys).envelope_bytes, lambda e: e["payload"]["candidate_metrics"].update(f1=0.9))
+    raw = _tamper(reported(keys).envelope_bytes, lambda e: e["payload"]["claimed"]["candidate"].update(f1=0.9))
     with pytest.raises(MalformedMessage) as caught:
         open_envelope(raw, keys.registry)
     assert caught.value.reason == "bad-signature"
@@ -81,7 +81,7 @@ def test_an_unknown_key_and_a_foreign_key_are_refused(keys: Keys) -> None:
 
 def test_a_valid_signature_over_a_wrong_schema_is_a_schema_violation(keys: Keys) -> None:
     document = reported(keys).event.model_dump(mode="json")
-    document["payload"]["baseline_metrics"] = "not a mapping"
+    document["payload"]["claimed"] = "not a claim"
     envelope = sign_envelope(json.dumps(document).encode(), EVENT_PAYLOAD_TYPE, keys["reporter"])
     with pytest.raises(MalformedMessage) as caught:
         open_envelope(envelope.model_dump_json().encode(), keys.registry)

@@ -50,7 +50,7 @@ def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys
         "owners": {},
         "publications": {"github": "created", "datahub": "created"},
         "event_count": 6,
-        "outcome": "repair_proposed",
+        "outcome": "repair_validated",
         "cause": None,
         "changed_asset": None,
         "changed_fields": [],
@@ -93,7 +93,7 @@ CASES: list[tuple[str, Callable[[SampleKeys], list[SignedEvent]], dict[str, Any]
     (
         "passed",
         lambda k: passed_incident(k, "passed"),
-        {"status": "passed", "phase": "detect", "event_count": 2, "outcome": "passed"},
+        {"status": "passed", "phase": "detect", "event_count": 2, "outcome": "gate_passed"},
     ),
     (
         "abstained",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.bus.runtime import RejectedInput
+from libs.bus.handler_errors import RejectedInput
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.schema_change import SchemaChangeError, changed_schema

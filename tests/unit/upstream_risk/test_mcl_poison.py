@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from libs.bus.external_input import InputPosition
-from libs.bus.runtime import RejectedInput
+from libs.bus.handler_errors import RejectedInput
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.schema_registry import schema_resolver_for
