@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from services.context.intake_counts import IntakeCounts
 
 MCL_RECORDS = "modelguard_mcl_records"
 
 
-class MclRecordsCollector:
+class MclRecordsCollector(Collector):
     def __init__(self, counts: Callable[[], IntakeCounts]) -> None:
         self._counts = counts
 

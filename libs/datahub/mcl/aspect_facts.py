@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
+from importlib.metadata import version
 from typing import Any
 
-import datahub
 from datahub.metadata.schema_classes import MLModelPropertiesClass, OwnershipClass, StatusClass, _Aspect
 
 from libs.datahub.fine_grained import aspects_with_fine_grained_lineage, field_edges_from_aspect
@@ -24,7 +24,7 @@ from libs.datahub.mcl.schema_field_urn import Column, column_of
 from libs.datahub.relationships import edges_from_aspect
 
 WHOLE_DATASET = ""
-FACTS_FORMAT = f"aspect-facts/1 acryl-datahub/{datahub.__version__}"
+FACTS_FORMAT = f"aspect-facts/1 acryl-datahub/{version('acryl-datahub')}"
 """Persisted facts are reused only when written by the same format and SDK (relationship annotations)."""
 
 LineagePair = tuple[str, str]

@@ -25,4 +25,6 @@ def shipped_mcl_schema_json() -> str:
 @cache
 def shipped_mcl_schema() -> ParsedSchema:
     """The shipped MCL schema, parsed (cached: parsing takes milliseconds, decoding must not)."""
-    return fastavro.parse_schema(json.loads(shipped_mcl_schema_json()))
+    parsed = fastavro.parse_schema(json.loads(shipped_mcl_schema_json()))
+    assert isinstance(parsed, dict), "an MCL schema is an Avro record"
+    return parsed

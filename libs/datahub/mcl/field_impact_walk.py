@@ -82,10 +82,10 @@ def walk_columns_downstream(
         node, columns = queue.popleft()
         for neighbour in view.downstream(node):
             carried = _carry(view, node, columns, neighbour, strict)
-            if carried is False:
+            if isinstance(carried, bool):  # False: not reached (the only bool _carry returns)
                 continue
             new = _merge(reached, neighbour, carried)
-            if new is False:
+            if isinstance(new, bool):  # False: nothing new there
                 continue
             if neighbour not in parent:
                 parent[neighbour] = node

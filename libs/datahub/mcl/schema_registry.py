@@ -155,7 +155,9 @@ def _parse_registered_schema(schema_id: int, response: httpx.Response) -> Parsed
     if schema_type != "AVRO":
         raise InvalidRegisteredSchema(schema_id, f"schemaType is {schema_type!r}, not AVRO")
     try:
-        return fastavro.parse_schema(json.loads(body["schema"]))
+        parsed = fastavro.parse_schema(json.loads(body["schema"]))
+        assert isinstance(parsed, dict), "an MCL schema is an Avro record"
+        return parsed
     except Exception as error:  # fastavro raises many types (SchemaParseException, KeyError, TypeError, ...)
         raise InvalidRegisteredSchema(schema_id, describe_exception(error)) from None
 
