@@ -24,13 +24,13 @@ from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.ledger.bench import bench_ledger
-from libs.ledger.local_postgres import PostgresUnavailable, throwaway_cluster
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
+from modelguard.bench_ledger import bench_ledger
 from modelguard.broker_restart import republish_once, run_broker_restart
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
+from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.summary import PHASE_OF

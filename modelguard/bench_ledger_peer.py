@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from libs.events.codec import SignedEvent
-from libs.ledger.samples import SampleKeys, repaired_incident
 from libs.ledger.store import LedgerStore
 from libs.ledger.verify import verify_all
+from modelguard.synthetic_incidents import SampleKeys, repaired_incident
 
 ROUNDS = 3
 

@@ -11,9 +11,9 @@ from contracts.registry import CONTRACTS
 from libs.bus.runtime import RejectedInput, ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.ledger.samples import SampleKeys, repaired_incident
 from modelguard.audit_payload_diff import differing_paths
 from modelguard.audit_rerun import payload_digest, rerun_incident, rerun_table
+from tests.support.sample_events import SampleKeys, repaired_incident
 
 Handler = Callable[[SignedEvent], list[BaseModel]]
 

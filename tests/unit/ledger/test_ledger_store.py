@@ -6,7 +6,7 @@ from pathlib import Path
 
 from libs.canonical_json import sha256_hex
 from libs.ledger import GENESIS_HASH, LedgerStore, chain_hash
-from libs.ledger.samples import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
+from tests.support.sample_events import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 
 
 def test_events_chain_per_incident_in_global_order(store: LedgerStore, keys: SampleKeys) -> None:

@@ -1,4 +1,5 @@
-"""Synthetic, fully signed incidents for the ledger's benchmark and tests.
+"""Synthetic, fully signed incidents for the ledger's benchmarks (`make bench`) and, through
+`tests/support/sample_events.py`, its tests.
 
 The payloads are valid contracts with fake-but-well-formed commits and artifact digests; the chains
 are wired exactly as services wire them, through `next_event`.
