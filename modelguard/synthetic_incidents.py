@@ -176,8 +176,8 @@ def _detect(chain: _Chain, run_id: str, model_urn: str, baseline: float, candida
 def _published(chain: _Chain, run_id: str, outcome: str, source: str, status: str = "created") -> None:
     channels = [
         ChannelResult(
-            channel=channel,  # type: ignore[arg-type]
-            status=status,  # type: ignore[arg-type]
+            channel=channel,
+            status=status,
             target=target,
             identifier=f"{channel}-{chain.incident_id}",
             content_digest=sha256_hex(f"{channel}{outcome}".encode()),

@@ -2,20 +2,31 @@
 
 Nothing stored is trusted: each row's columns are checked against the signed event they claim to
 describe, and each event is named when something about it does not hold.
+
+The whole ledger is checked in batches of incidents, each batch read in a few statements; from
+`PARALLEL_FROM` events on, the batches are checked by a pool of processes, one per core (a signature
+check is CPU work that holds the interpreter), each reading its own batches (`verify_pool`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from libs.canonical_json import sha256_hex
-from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
-from libs.ledger.rows import LedgerRow
+from libs.events.codec import MalformedMessage, SignedEvent
+from libs.ledger.rows import IncidentHead, LedgerRow
 from libs.ledger.store import LedgerStore, chain_hash
+from libs.ledger.stored_envelope import open_stored
 from libs.ledger.tables import GENESIS_HASH
 from libs.signing.keys import KeyRegistry
+
+PARALLEL_FROM = 2_000
+"""Events from which `verify_all` checks in a pool of processes; below, starting the pool costs more than it saves."""
+BATCH_EVENTS = 500
+"""About how many events one batch of incidents holds."""
 
 
 @dataclass(frozen=True)
@@ -42,15 +53,46 @@ class VerificationReport:
 
 
 def verify_incident(store: LedgerStore, incident_id: str, registry: KeyRegistry) -> VerificationReport:
-    rows = store.incident_events(incident_id)
+    return _report(incident_id, store.incident_events(incident_id), registry)
+
+
+def verify_all(store: LedgerStore, registry: KeyRegistry, *, workers: int | None = None) -> list[VerificationReport]:
+    """One report per incident in the ledger, oldest activity first. `workers`: processes to check in (default:
+    one per core from `PARALLEL_FROM` events on, else this process alone)."""
+    heads = store.incidents()
+    batches = incident_batches(heads)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if sum(h.sequence for h in heads) >= PARALLEL_FROM else 1
+    if workers > 1 and len(batches) > 1:
+        from libs.ledger.verify_pool import verify_in_pool
+
+        return verify_in_pool(store.url, registry, batches, workers)
+    return [report for batch in batches for report in verify_batch(store, batch, registry)]
+
+
+def incident_batches(heads: Sequence[IncidentHead], events: int = BATCH_EVENTS) -> list[list[str]]:
+    """The incidents in order, cut into batches of about `events` events (an incident's count is its head's
+    sequence)."""
+    batches: list[list[str]] = [[]]
+    held = 0
+    for head in heads:
+        if held >= events:
+            batches.append([])
+            held = 0
+        batches[-1].append(head.incident_id)
+        held += head.sequence
+    return [b for b in batches if b]
+
+
+def verify_batch(store: LedgerStore, incident_ids: Sequence[str], registry: KeyRegistry) -> list[VerificationReport]:
+    rows = store.incidents_events(incident_ids)
+    return [_report(incident, rows[incident], registry) for incident in incident_ids]
+
+
+def _report(incident_id: str, rows: Sequence[LedgerRow], registry: KeyRegistry) -> VerificationReport:
     if not rows:
         return VerificationReport(incident_id, 0, [Problem(0, 0, "", "", "the ledger holds no event of this incident")])
     return VerificationReport(incident_id, len(rows), check_incident(rows, registry))
-
-
-def verify_all(store: LedgerStore, registry: KeyRegistry) -> list[VerificationReport]:
-    """One report per incident in the ledger, oldest activity first."""
-    return [verify_incident(store, h.incident_id, registry) for h in store.incidents()]
 
 
 def check_incident(rows: Sequence[LedgerRow], registry: KeyRegistry) -> list[Problem]:
@@ -98,7 +140,7 @@ def _link_problems(row: LedgerRow, expected_sequence: int, expected_prev: str) -
 
 def _open(row: LedgerRow, registry: KeyRegistry) -> tuple[SignedEvent | None, str]:
     try:
-        return open_envelope(row.envelope_bytes, registry), ""
+        return open_stored(row.envelope_bytes, registry), ""
     except MalformedMessage as exc:
         return None, f"envelope rejected ({exc.reason}): {exc.detail}"
 
