@@ -6,9 +6,11 @@ Both sides store the same bytes and both commit durably: ModelGuard appends sign
 incident as it appends, to SQLite in WAL mode with synchronous=FULL (`libs/ledger/sqlite_writer.py`); eventsourcing
 stores each envelope as a StoredEvent's state under the incident's aggregate id, with its datastore's defaults (WAL,
 SQLite's default synchronous, FULL). Events (and the peer's StoredEvents) are made once per round before any clock
-starts. Each round measures both sides back to back on fresh files, the side that goes first alternating, so neither
-gets the quieter machine; a figure is the median over the rounds, a ratio the median of the rounds' ratios, each
-with its range. Without eventsourcing installed (`pip install '.[bench]'`), only ModelGuard's figures are printed.
+starts. A shared machine's disk and CPU change speed from one second to the next, so the two sides take turns in
+short slices (ten transactions, twenty incidents read), the side that goes first alternating, each side's clock
+running only through its own slices; each round uses fresh files. A figure is the median over the rounds, a ratio
+the median of the rounds' ratios, each with its range. Without eventsourcing installed (`pip install '.[bench]'`),
+only ModelGuard's figures are printed.
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ from libs.ledger.store import LedgerStore
 from libs.ledger.verify import verify_all
 from modelguard.synthetic_incidents import SampleKeys, repaired_incident
 
+Step = Callable[[], int]
+"""One transaction or one read, returning how many events it took."""
 ROUNDS = 5
 EVENTS = 2000
-SINGLE_EVENTS = 300
+SINGLE_EVENTS = 600
 """At one event per transaction each append waits for the disk; fewer events keep a round short."""
+SLICE = 10
+"""Steps (transactions, incident reads) per turn: each side's work comes in turns this long, alternating."""
 
 
 @dataclass
@@ -87,18 +93,26 @@ def _bytes_per_event(path: Path, events: int) -> float:
     return path.stat().st_size / events
 
 
-def _append_rate(folder: Path, events: Sequence[SignedEvent], per_transaction: int) -> float:
-    with _store(_database(folder, "modelguard")) as store:
-        started = time.perf_counter()
-        for i in range(0, len(events), per_transaction):
-            store.append_batch(events[i : i + per_transaction])
-        return len(events) / (time.perf_counter() - started)
+def _interleaved(mine: Sequence[Step], theirs: Sequence[Step], slice_: int = SLICE) -> tuple[float, float | None]:
+    """Both sides' steps slice by slice, the side that goes first alternating, each side's clock running through its
+    own slices only; per side, what its steps counted per second (None for the peer without steps)."""
+    sides, spent, done = (list(mine), list(theirs)), [0.0, 0.0], [0, 0]
+    for turn, start in enumerate(range(0, max(len(mine), len(theirs)), slice_)):
+        for side in (0, 1) if turn % 2 == 0 else (1, 0):
+            began = time.perf_counter()
+            for step in sides[side][start : start + slice_]:
+                done[side] += step()
+            spent[side] += time.perf_counter() - began
+    return done[0] / spent[0], (done[1] / spent[1] if theirs else None)
 
 
-def _read_rate(store: LedgerStore, incidents: list[list[SignedEvent]]) -> float:
-    started = time.perf_counter()
-    read = sum(len(store.incident_events(chain[0].event.meta.incident_id)) for chain in incidents)
-    return read / (time.perf_counter() - started)
+def _append(store: LedgerStore, events: Sequence[SignedEvent]) -> int:
+    store.append_batch(events)
+    return len(events)
+
+
+def _read(store: LedgerStore, incident_id: str) -> int:
+    return len(store.incident_events(incident_id))
 
 
 def _verify_rate(store: LedgerStore, keys: SampleKeys, events: int, workers: int | None = None) -> float:
@@ -156,25 +170,19 @@ def _stored(incidents: list[list[SignedEvent]]) -> list[list[Any]]:
     ]
 
 
-def _peer_append_rate(recorder: Any, stored: Sequence[Any], per_transaction: int) -> float:
-    started = time.perf_counter()
-    for i in range(0, len(stored), per_transaction):
-        recorder.insert_events(list(stored[i : i + per_transaction]))
-    return len(stored) / (time.perf_counter() - started)
+def _peer_append(recorder: Any, stored: Sequence[Any]) -> int:
+    recorder.insert_events(list(stored))
+    return len(stored)
 
 
-def _peer_read_rate(recorder: Any, stored: list[list[Any]]) -> float:
-    started = time.perf_counter()
-    read = sum(len(recorder.select_events(chain[0].originator_id)) for chain in stored)
-    return read / (time.perf_counter() - started)
+def _peer_read(recorder: Any, incident_id: str) -> int:
+    return len(recorder.select_events(incident_id))
 
 
-def _both(first_is_mine: bool, mine: Callable[[], float], theirs: Callable[[], float]) -> tuple[float, float]:
-    if first_is_mine:
-        m = mine()
-        return m, theirs()
-    t = theirs()
-    return mine(), t
+def _record(figure: Figure, rates: tuple[float, float | None]) -> None:
+    figure.modelguard.append(rates[0])
+    if rates[1] is not None:
+        figure.peer.append(rates[1])
 
 
 def bench_ledger_against_eventsourcing(n: int = EVENTS, rounds: int = ROUNDS) -> list[Figure]:
@@ -186,8 +194,7 @@ def bench_ledger_against_eventsourcing(n: int = EVENTS, rounds: int = ROUNDS) ->
         Figure("verify, one process"),
         Figure("Ed25519 verify alone, one core"),
     )
-    for round_ in range(rounds):
-        mine_first = round_ % 2 == 0
+    for _ in range(rounds):
         keys, incidents = _incidents(n)
         events = [e for chain in incidents for e in chain]
         stored = _stored(incidents) if peer else []
@@ -195,32 +202,26 @@ def bench_ledger_against_eventsourcing(n: int = EVENTS, rounds: int = ROUNDS) ->
         with tempfile.TemporaryDirectory(prefix="modelguard-ledger-peer-") as scratch:
             folder = Path(scratch)
             for figure, count, per in ((single, SINGLE_EVENTS, 1), (batched, len(events), 10)):
-                mine = partial(_append_rate, folder, events[:count], per)
-                if peer:
-                    theirs = partial(_peer_append_rate, peer(_database(folder, "peer")), flat[:count], per)
-                    m, t = _both(mine_first, mine, theirs)
-                    figure.peer.append(t)
-                else:
-                    m = mine()
-                figure.modelguard.append(m)
+                with _store(_database(folder, "modelguard")) as store:
+                    recorder = peer(_database(folder, "peer")) if peer else None
+                    mine = [partial(_append, store, events[i : i + per]) for i in range(0, count, per)]
+                    theirs = [partial(_peer_append, recorder, flat[i : i + per]) for i in range(0, count, per)]
+                    _record(figure, _interleaved(mine, theirs if recorder else []))
             path = _database(folder, "modelguard")
             with _store(path) as store:
                 for chain in incidents:
                     store.append_batch(chain)
                 size.modelguard.append(_bytes_per_event(path, len(events)))
+                ids = [chain[0].event.meta.incident_id for chain in incidents]
+                reads: list[Step] = []
                 if peer:
                     peer_path = _database(folder, "peer")
                     recorder = peer(peer_path)
                     for chain in stored:
                         recorder.insert_events(chain)
                     size.peer.append(_bytes_per_event(peer_path, len(events)))
-                    m, t = _both(
-                        mine_first, partial(_read_rate, store, incidents), partial(_peer_read_rate, recorder, stored)
-                    )
-                    read.peer.append(t)
-                else:
-                    m = _read_rate(store, incidents)
-                read.modelguard.append(m)
+                    reads = [partial(_peer_read, recorder, i) for i in ids]
+                _record(read, _interleaved([partial(_read, store, i) for i in ids], reads, 2 * SLICE))
                 verify.modelguard.append(_verify_rate(store, keys, len(events)))
                 verify_one.modelguard.append(_verify_rate(store, keys, len(events), workers=1))
             limit.modelguard.append(_ed25519_rate(events, keys))

@@ -35,6 +35,9 @@ Head = tuple[int, str]
 Row = tuple[object, ...]
 
 
+_NEW_CHAIN: Head = (0, GENESIS_HASH)
+
+
 def chain_hash(prev_hash: str, envelope: bytes) -> str:
     """sha256(bytes.fromhex(prev_hash) || envelope): an event's link in its incident's chain."""
     return hashlib.sha256(bytes.fromhex(prev_hash) + envelope).hexdigest()
@@ -46,58 +49,62 @@ class AppendPlan:
     """The new rows, values in `APPEND_COLUMNS` order."""
     steps: list[int | str]
     """Per event: the index of its new row, or the id of the event it repeats (stored, or earlier in the batch)."""
-    heads: dict[str, Head]
-    """The batch's incidents' heads once the rows are in."""
 
     def results(self, positions: Sequence[int], stored: Mapping[str, AppendResult]) -> list[AppendResult]:
         """What each event's append returns, given the positions the database gave the new rows (in row order)."""
-        appended = {
-            str(row[2]): AppendResult(True, position, int(row[1]), str(row[11]), str(row[2]), str(row[9]))  # type: ignore[call-overload]
-            for row, position in zip(self.rows, positions, strict=True)
-        }
-        return [
-            appended[str(self.rows[step][2])]
-            if isinstance(step, int)
-            else dataclasses.replace(stored.get(step) or appended[step], appended=False)
-            for step in self.steps
-        ]
+        results: list[AppendResult] = []
+        appended: dict[str, AppendResult] = {}
+        for step in self.steps:
+            if isinstance(step, int):
+                row = self.rows[step]
+                result = AppendResult(True, positions[step], row[1], row[11], row[2], row[9])  # type: ignore[arg-type]
+                appended[result.event_id] = result
+            else:  # a repeat of an earlier event of the batch, or of a stored one
+                result = dataclasses.replace(appended.get(step) or stored[step], appended=False)
+            results.append(result)
+        return results
 
 
 def plan_append(
-    events: Sequence[SignedEvent], heads: Mapping[str, Head], stored: Collection[str], appended_at: object
+    events: Sequence[SignedEvent], heads: dict[str, Head], stored: Collection[str], appended_at: object
 ) -> AppendPlan:
-    """Chain each new event onto its incident's head (`heads`, carried forward through the batch); an event in
-    `stored` or earlier in the batch is a repeat. An incident missing from `heads` starts its chain here."""
+    """Chain each new event onto its incident's head; an event in `stored` or earlier in the batch is a repeat.
+    `heads` is carried forward in place: afterwards it holds each incident's head once the rows are in. An incident
+    missing from it starts its chain here."""
     rows: list[Row] = []
     steps: list[int | str] = []
-    after: dict[str, Head] = {}
     seen: set[str] = set()
+    sha256, fromhex = hashlib.sha256, bytes.fromhex
     for signed in events:
         meta = signed.event.meta
-        if meta.event_id in stored or meta.event_id in seen:
-            steps.append(meta.event_id)
+        event_id, incident = meta.event_id, meta.incident_id
+        if event_id in seen or event_id in stored:
+            steps.append(event_id)
             continue
-        seen.add(meta.event_id)
-        last_sequence, prev_hash = after.get(meta.incident_id) or heads.get(meta.incident_id) or (0, GENESIS_HASH)
+        seen.add(event_id)
+        sequence, prev_hash = heads.get(incident, _NEW_CHAIN)
         envelope = signed.envelope_bytes
-        event_hash = chain_hash(prev_hash, envelope)
-        after[meta.incident_id] = (last_sequence + 1, event_hash)
+        link = sha256(fromhex(prev_hash))
+        link.update(envelope)
+        event_hash = link.hexdigest()
+        sequence += 1
+        heads[incident] = (sequence, event_hash)
         steps.append(len(rows))
         rows.append(
             (
-                meta.incident_id,
-                last_sequence + 1,
-                meta.event_id,
+                incident,
+                sequence,
+                event_id,
                 meta.event_type,
                 meta.event_version,
                 meta.producer,
                 signed.envelope.signatures[0].keyid,
                 meta.causation_id,
                 envelope.decode("utf-8"),
-                hashlib.sha256(envelope).hexdigest(),
+                sha256(envelope).hexdigest(),
                 prev_hash,
                 event_hash,
                 appended_at,
             )
         )
-    return AppendPlan(rows, steps, after)
+    return AppendPlan(rows, steps)

@@ -1,10 +1,11 @@
 """Appending a batch: one transaction under the writers' lock, heads carried in memory, one multi-row insert.
 
-The common append reads one thing before it writes: the ledger's newest position, to learn whether another writer
-appended since this one did (`head_cache`). Repeats are left to the database: `event_id` is unique, so an event
-already stored fails the insert, and the batch is then tried again reading everything it needs (which of its events
-are stored, every incident's head) from the database. The same happens when a remembered head turns out wrong:
-`(incident_id, sequence)` is unique too.
+The common append reads one thing before it writes: where the ledger ends, to learn whether another writer
+appended since this one did (`head_cache`). Repeats are left to the database: an event id is unique within its
+incident (and so everywhere: the id is a digest over its incident), so an event already stored fails the insert, and
+the batch is then tried again reading everything it needs (which of its events are stored, every incident's head)
+from the database. The same happens when a remembered head turns out wrong: `(incident_id, sequence)` is unique
+too.
 """
 
 from __future__ import annotations
@@ -26,19 +27,20 @@ class AppendTransaction(Protocol):
     """What an append reads and writes, inside one write transaction that holds the writers' lock."""
 
     def newest_position(self) -> int:
-        """The position of the ledger's newest event; 0 when it is empty."""
+        """Where the ledger ends: any append moves it. 0 when nothing was ever appended."""
         ...
 
-    def stored(self, event_ids: Sequence[str]) -> dict[str, AppendResult]:
-        """The rows already holding any of these event ids (as no-op results), by event id."""
+    def stored(self, events: Sequence[tuple[str, str]]) -> dict[str, AppendResult]:
+        """The rows already holding any of these (incident id, event id) (as no-op results), by event id."""
         ...
 
     def heads(self, incident_ids: Sequence[str]) -> dict[str, Head]:
         """(sequence, hash) of each incident's last event; an incident without events is left out."""
         ...
 
-    def insert(self, rows: Sequence[Row]) -> list[int]:
-        """Insert the rows in order; their positions, in the same order."""
+    def insert(self, rows: Sequence[Row], after: int) -> list[int]:
+        """Insert the rows in order (`after`: where the ledger ended, as `newest_position` said); their positions,
+        in the same order."""
         ...
 
 
@@ -80,22 +82,20 @@ class Appender:
             return self._attempt(events, checked=True)
 
     def _attempt(self, events: Sequence[SignedEvent], *, checked: bool) -> list[AppendResult]:
+        metas = [e.event.meta for e in events]
         with self.backend.begin() as transaction:
             newest = transaction.newest_position()
-            stored = transaction.stored(list(dict.fromkeys(e.event.meta.event_id for e in events))) if checked else {}
-            incidents = list(
-                dict.fromkeys(e.event.meta.incident_id for e in events if e.event.meta.event_id not in stored)
-            )
             if checked:
-                heads = transaction.heads(incidents)
+                stored = transaction.stored(list({(m.incident_id, m.event_id) for m in metas}))
+                heads = transaction.heads(list({m.incident_id for m in metas if m.event_id not in stored}))
             else:
-                self._heads.check(newest)
-                heads = self._heads.known(incidents)
-                if missing := [i for i in incidents if i not in heads]:
-                    heads |= transaction.heads(missing)
+                stored = {}
+                heads = self._heads.known(newest, {m.incident_id for m in metas})
+                if len(heads) < len(incidents := {m.incident_id for m in metas}):
+                    heads.update(transaction.heads([i for i in incidents if i not in heads]))
             plan = plan_append(events, heads, stored, self.backend.timestamp())
-            positions = transaction.insert(plan.rows) if plan.rows else []
-        self._heads.learn(heads | plan.heads, positions[-1] if positions else newest)
+            positions = transaction.insert(plan.rows, newest) if plan.rows else []
+        self._heads.learn(heads, positions[-1] if positions else newest)
         return plan.results(positions, stored)
 
     def close(self) -> None:

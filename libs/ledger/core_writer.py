@@ -20,8 +20,16 @@ from libs.ledger.tables import LedgerEvent
 _EVENTS = LedgerEvent.__table__  # type: ignore[attr-defined]
 _NEWEST = select(func.coalesce(func.max(_EVENTS.c.position), 0))
 _FIND_EVENTS = select(
-    _EVENTS.c.event_id, _EVENTS.c.position, _EVENTS.c.sequence, _EVENTS.c.hash, _EVENTS.c.envelope_digest
-).where(_EVENTS.c.event_id.in_(bindparam("event_ids", expanding=True)))
+    _EVENTS.c.incident_id,
+    _EVENTS.c.event_id,
+    _EVENTS.c.position,
+    _EVENTS.c.sequence,
+    _EVENTS.c.hash,
+    _EVENTS.c.envelope_digest,
+).where(
+    _EVENTS.c.incident_id.in_(bindparam("incident_ids", expanding=True)),
+    _EVENTS.c.event_id.in_(bindparam("event_ids", expanding=True)),
+)
 _LAST_SEQUENCES = (
     select(_EVENTS.c.incident_id, func.max(_EVENTS.c.sequence).label("sequence"))
     .where(_EVENTS.c.incident_id.in_(bindparam("incident_ids", expanding=True)))
@@ -43,17 +51,23 @@ class _Transaction:
     def newest_position(self) -> int:
         return int(self.connection.execute(_NEWEST).scalar_one())
 
-    def stored(self, event_ids: Sequence[str]) -> dict[str, AppendResult]:
+    def stored(self, events: Sequence[tuple[str, str]]) -> dict[str, AppendResult]:
+        asked = set(events)
+        found = self.connection.execute(
+            _FIND_EVENTS, {"incident_ids": sorted({i for i, _ in asked}), "event_ids": sorted({e for _, e in asked})}
+        )
         return {
             r.event_id: AppendResult(False, int(r.position), int(r.sequence), r.hash, r.event_id, r.envelope_digest)
-            for r in self.connection.execute(_FIND_EVENTS, {"event_ids": list(event_ids)})
+            for r in found
+            if (r.incident_id, r.event_id) in asked
         }
 
     def heads(self, incident_ids: Sequence[str]) -> dict[str, Head]:
         found = self.connection.execute(_INCIDENT_HEADS, {"incident_ids": list(incident_ids)})
         return {r.incident_id: (int(r.sequence), r.hash) for r in found}
 
-    def insert(self, rows: Sequence[Row]) -> list[int]:
+    def insert(self, rows: Sequence[Row], after: int) -> list[int]:
+        """Positions come from a sequence (a failed transaction leaves a gap): read back, not counted from `after`."""
         parameters = [dict(zip(APPEND_COLUMNS, row, strict=True)) for row in rows]
         return [int(p) for p in self.connection.execute(_INSERT_EVENTS, parameters).scalars()]
 

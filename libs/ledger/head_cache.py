@@ -22,13 +22,14 @@ class HeadCache:
         self._heads: dict[str, Head] = {}
         self._position: int | None = None
 
-    def check(self, newest_position: int) -> None:
-        """Forget everything unless the ledger still ends where this writer left it."""
+    def known(self, newest_position: int, incidents: Iterable[str]) -> dict[str, Head]:
+        """The heads remembered of these incidents; none (and everything forgotten) unless the ledger still ends
+        where this writer left it."""
         if newest_position != self._position:
             self._heads.clear()
-
-    def known(self, incidents: Iterable[str]) -> dict[str, Head]:
-        return {i: self._heads[i] for i in incidents if i in self._heads}
+            return {}
+        heads = self._heads
+        return {i: heads[i] for i in incidents if i in heads}
 
     def learn(self, heads: Mapping[str, Head], newest_position: int) -> None:
         """After a commit: the heads the transaction read or wrote, and where the ledger now ends."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy.exc import DBAPIError, StatementError
@@ -27,31 +26,55 @@ SYNCHRONOUS = "FULL"
 SYNCHRONOUS_NAMES = {0: "off", 1: "normal", 2: "full", 3: "extra"}
 
 _INSERT = f"INSERT INTO {EVENTS_TABLE} ({', '.join(APPEND_COLUMNS)}) VALUES ({', '.join('?' for _ in APPEND_COLUMNS)})"
-_NEWEST = f"SELECT max(position) FROM {EVENTS_TABLE}"
+# AUTOINCREMENT's counter: the last position ever handed out, never lower than any row's (so also moved by an append
+# whose rows were later removed); the next row gets the one after it.
+_NEWEST = f"SELECT seq FROM sqlite_sequence WHERE name = '{EVENTS_TABLE}'"
 _HEAD = f"SELECT sequence, hash FROM {EVENTS_TABLE} WHERE incident_id = ? ORDER BY sequence DESC LIMIT 1"
-_STORED = f"SELECT event_id, position, sequence, hash, envelope_digest FROM {EVENTS_TABLE} WHERE event_id IN "
-_IN_CHUNK = 500
+_STORED = (
+    f"SELECT incident_id, event_id, position, sequence, hash, envelope_digest FROM {EVENTS_TABLE} "
+    "WHERE incident_id = ? AND event_id = ?"
+)
 
 
 def timestamp() -> str:
-    """Now, in UTC, written as SQLAlchemy writes an SQLite DateTime (so the store's readers parse it back)."""
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    """Now, in UTC, written as SQLAlchemy writes an SQLite DateTime (YYYY-MM-DD HH:MM:SS.ffffff)."""
+    return datetime.now(UTC).isoformat(" ", "microseconds")[:26]
 
 
 class _Transaction:
+    """BEGIN IMMEDIATE on entry (the writers' lock), COMMIT on a clean exit, ROLLBACK on an error; SQLite's errors
+    come out as SQLAlchemy's."""
+
     def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection
 
-    def newest_position(self) -> int:
-        (newest,) = self.connection.execute(_NEWEST).fetchone()
-        return int(newest or 0)
+    def __enter__(self) -> _Transaction:
+        try:
+            self.connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _translated(exc, "BEGIN IMMEDIATE") from exc
+        return self
 
-    def stored(self, event_ids: Sequence[str]) -> dict[str, AppendResult]:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _trace: object) -> None:
+        if error is None:
+            try:
+                self.connection.execute("COMMIT")
+                return
+            except sqlite3.Error as exc:
+                error = exc
+        if self.connection.in_transaction:
+            self.connection.execute("ROLLBACK")
+        if isinstance(error, sqlite3.Error):
+            raise _translated(error, "append") from error
+
+    def newest_position(self) -> int:
+        found = self.connection.execute(_NEWEST).fetchone()
+        return int(found[0]) if found else 0
+
+    def stored(self, events: Sequence[tuple[str, str]]) -> dict[str, AppendResult]:
         found: dict[str, AppendResult] = {}
-        for start in range(0, len(event_ids), _IN_CHUNK):
-            chunk = event_ids[start : start + _IN_CHUNK]
-            query = _STORED + f"({', '.join('?' for _ in chunk)})"
-            for event_id, position, sequence, event_hash, digest in self.connection.execute(query, chunk):
+        for key in events:
+            for _, event_id, position, sequence, event_hash, digest in self.connection.execute(_STORED, key):
                 found[event_id] = AppendResult(False, int(position), int(sequence), event_hash, event_id, digest)
         return found
 
@@ -63,11 +86,10 @@ class _Transaction:
                 found[incident] = (int(row[0]), str(row[1]))
         return found
 
-    def insert(self, rows: Sequence[Row]) -> list[int]:
+    def insert(self, rows: Sequence[Row], after: int) -> list[int]:
         self.connection.executemany(_INSERT, rows)
-        # under BEGIN IMMEDIATE no one else inserts: AUTOINCREMENT numbers this transaction's rows one after another
-        (last,) = self.connection.execute("SELECT last_insert_rowid()").fetchone()
-        return list(range(int(last) - len(rows) + 1, int(last) + 1))
+        # under BEGIN IMMEDIATE no one else inserts: AUTOINCREMENT numbers the rows on from its counter, one by one
+        return list(range(after + 1, after + len(rows) + 1))
 
 
 class SqliteWriter:
@@ -92,22 +114,8 @@ class SqliteWriter:
             self._connection, self._pid = connection, os.getpid()
         return self._connection
 
-    @contextmanager
-    def begin(self) -> Iterator[_Transaction]:
-        connection = self.connection()
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise _translated(exc, "BEGIN IMMEDIATE") from exc
-        try:
-            yield _Transaction(connection)
-            connection.execute("COMMIT")
-        except BaseException as exc:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise _translated(exc, "append") from exc
-            raise
+    def begin(self) -> _Transaction:
+        return _Transaction(self.connection())
 
     def timestamp(self) -> object:
         return timestamp()

@@ -37,8 +37,9 @@ _ROW = (
 # The incident's rows in chain order: a walk of the unique (incident_id, sequence) index, no sort and no scan.
 _INCIDENT_EVENTS = _ROW + " WHERE incident_id = :incident_id ORDER BY sequence"
 _EVENTS_AFTER = _ROW + " WHERE position > :position ORDER BY position LIMIT :limit"
-_EVENT = _ROW + " WHERE event_id = :event_id LIMIT 1"
-_EVENT_WITH_DIGEST = _ROW + " WHERE envelope_digest = :digest LIMIT 1"
+_EVENT = _ROW + " WHERE incident_id = :incident_id AND event_id = :event_id LIMIT 1"
+_EVENT_WITH_DIGEST = _ROW + " WHERE incident_id = :incident_id AND envelope_digest = :digest LIMIT 1"
+_STORED = "SELECT incident_id, event_id FROM ledger_events WHERE incident_id = :incident_id AND event_id = :event_id"
 _RANGE_ENTRIES = (
     "SELECT position, incident_id, sequence, hash FROM ledger_events WHERE position > :position AND position <= :upto "
     "ORDER BY position LIMIT :limit"
@@ -137,12 +138,12 @@ class LedgerStore:
                 found[r[1]].append(_row(r))
         return found
 
-    def stored_event_ids(self, event_ids: Sequence[str]) -> set[str]:
-        """Which of these event ids the ledger holds."""
+    def stored_event_ids(self, events: Sequence[tuple[str, str]]) -> set[str]:
+        """Which of these (incident id, event id) the ledger holds: their event ids."""
         found: set[str] = set()
-        for start in range(0, len(event_ids), _IN_CHUNK):
-            where, params = _in("event_id", event_ids[start : start + _IN_CHUNK])
-            found.update(r[0] for r in self._rows.fetch(f"SELECT event_id FROM ledger_events WHERE {where}", params))
+        for incident_id, event_id in events:
+            if self._rows.fetch(_STORED, {"incident_id": incident_id, "event_id": event_id}):
+                found.add(event_id)
         return found
 
     def incidents(self) -> list[IncidentHead]:
@@ -166,13 +167,14 @@ class LedgerStore:
         found = self._rows.fetch(_OLDEST_AFTER, {"position": position})
         return _moment(found[0][0]) if found else None
 
-    def event(self, event_id: str) -> LedgerRow | None:
-        found = self._rows.fetch(_EVENT, {"event_id": event_id})
+    def event(self, incident_id: str, event_id: str) -> LedgerRow | None:
+        """An event of an incident by its id (the incident's own index holds it)."""
+        found = self._rows.fetch(_EVENT, {"incident_id": incident_id, "event_id": event_id})
         return _row(found[0]) if found else None
 
-    def event_with_digest(self, envelope_digest: str) -> LedgerRow | None:
-        """The event whose envelope has this sha256: how an input digest is followed back to its event."""
-        found = self._rows.fetch(_EVENT_WITH_DIGEST, {"digest": envelope_digest})
+    def event_with_digest(self, incident_id: str, envelope_digest: str) -> LedgerRow | None:
+        """The incident's event whose envelope has this sha256: how an input digest is followed back to its event."""
+        found = self._rows.fetch(_EVENT_WITH_DIGEST, {"incident_id": incident_id, "digest": envelope_digest})
         return _row(found[0]) if found else None
 
     def count(self) -> int:

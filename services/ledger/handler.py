@@ -77,7 +77,9 @@ class LedgerSink:
         """(what can be appended, causes first; what waits for a cause). An event waits while its cause is neither
         stored nor placed before it, until it has waited `max_cause_wait_s`."""
         in_batch = {e.event.meta.event_id for e in events}
-        outside = sorted({c for e in events if (c := e.event.meta.causation_id) and c not in in_batch})
+        outside = sorted(
+            {(m.incident_id, c) for e in events if (c := (m := e.event.meta).causation_id) and c not in in_batch}
+        )
         known = self.store.stored_event_ids(outside) if outside else set()
         ready: list[SignedEvent] = []
         pending = list(events)
