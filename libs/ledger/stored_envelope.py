@@ -25,6 +25,8 @@ from libs.canonical_json import canonical_bytes
 from libs.events.codec import SignedEvent, envelope_bytes, event_bytes, open_envelope
 from libs.signing.keys import KeyRegistry
 
+_PLAIN = re.compile(r"[A-Za-z0-9+/=:._@-]*")
+"""Characters JSON writes as they are."""
 # canonical JSON sorts keys, so an event's type and version are next to each other in its meta
 _TYPE_AND_VERSION = re.compile(rb'"event_type":"([A-Za-z0-9_.-]{1,64})","event_version":"(\d+)\.(\d+)"')
 
@@ -59,7 +61,18 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
     if signed_form != payload:
         return None
     signer = _signer(envelope, payload, meta.producer, registry)
-    return None if signer is None else SignedEvent(event, envelope, envelope_bytes(envelope), signer)
+    return None if signer is None else SignedEvent(event, envelope, _canonical_envelope(envelope), signer)
+
+
+def _canonical_envelope(envelope: DsseEnvelope) -> bytes:
+    """`envelope_bytes(envelope)`, written out directly when every string in it needs no JSON escape (base64, key
+    ids, the payload type): keys in sorted order, no whitespace, exactly what canonical JSON gives."""
+    strings = [envelope.payload, envelope.payloadType, *(t for s in envelope.signatures for t in (s.keyid, s.sig))]
+    if not all(_PLAIN.fullmatch(t) for t in strings):
+        return envelope_bytes(envelope)
+    signatures = ",".join(f'{{"keyid":"{s.keyid}","sig":"{s.sig}"}}' for s in envelope.signatures)
+    head = f'{{"payload":"{envelope.payload}","payloadType":"{envelope.payloadType}"'
+    return f'{head},"signatures":[{signatures}]}}'.encode()
 
 
 def _signer(envelope: DsseEnvelope, payload: bytes, producer: str, registry: KeyRegistry) -> str | None:

@@ -76,6 +76,7 @@ def _with(path: tuple[str, ...], value: object) -> Any:
         "unknown type",
         "schema violation",
         "payload not canonical",
+        "a stranger's signature first",
     ],
 )
 def test_damaged_envelopes_are_refused_alike(damage: str) -> None:
@@ -116,5 +117,10 @@ def test_damaged_envelopes_are_refused_alike(damage: str) -> None:
         other = sign_envelope(payload, EVENT_PAYLOAD_TYPE, keys.keys[signed.event.meta.producer])
         raw = canonical_bytes(other.model_dump(mode="json"))
 
+    elif damage == "a stranger's signature first":  # a key id JSON must escape: the envelope still opens
+        stranger = {"keyid": 'ed25519:"who"\\', "sig": base64.b64encode(b"\2" * 64).decode()}
+        raw = canonical_bytes({**envelope, "signatures": [stranger, *envelope["signatures"]]})
+
     assert _outcome(open_stored, raw, keys.registry) == _outcome(open_envelope, raw, keys.registry)
-    assert (_opened(raw, keys.registry) is not None) == (damage in ("untouched", "not canonical"))
+    opens = ("untouched", "not canonical", "a stranger's signature first")
+    assert (_opened(raw, keys.registry) is not None) == (damage in opens)
