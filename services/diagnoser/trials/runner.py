@@ -15,6 +15,7 @@ from pathlib import Path
 
 from libs.policy import GatePolicy, WorkspacePolicy
 from libs.workspace.commands import WorkspaceCommandFailed
+from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.model_evaluation import MetricSource, evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut
 from services.diagnoser.trials.content_digest import trial_digest
@@ -34,6 +35,8 @@ class TrialRunner:
     parallel: int = 1
     scrub: tuple[Path, ...] = ()
     """Folders whose paths are taken out of failure texts (scratch folders), so reports are stable."""
+    cache: EvaluationCache | None = None
+    """Evaluations measured before, by this diagnosis or any service of the home: read, not run again."""
     records: list[TrialOutcome] = field(default_factory=list)
     _cache: dict[str, TrialOutcome] = field(default_factory=dict)
     _executed: int = 0
@@ -86,16 +89,25 @@ class TrialRunner:
         return self.run([trial])[0]
 
     def _execute(self, digest: str, trial: Trial) -> TrialOutcome:
-        with self._lock:
-            self._executed += 1
-        started = time.monotonic()
+        started, cached = time.monotonic(), False
         try:
-            evaluation = evaluate_model(trial.tree, trial.window, self.workspace, self.gate)
+            if self.cache is not None:
+                lookup = self.cache.evaluate(trial.tree, trial.window, self.workspace, self.gate, content=digest)
+                evaluation, cached = lookup.evaluation, lookup.cached
+            else:
+                evaluation = evaluate_model(trial.tree, trial.window, self.workspace, self.gate)
         except EVALUATION_ERRORS as error:
+            self._count()
             return TrialOutcome(trial.name, None, self._failure_text(error), None, _since(started), False, digest)
+        if not cached:
+            self._count()
         metric = evaluation.metrics.get(self.gate.metric)
         failure = None if metric is not None else f"the evaluation printed no {self.gate.metric!r} metric"
-        return TrialOutcome(trial.name, metric, failure, evaluation.scored, _since(started), False, digest)
+        return TrialOutcome(trial.name, metric, failure, evaluation.scored, _since(started), cached, digest)
+
+    def _count(self) -> None:
+        with self._lock:
+            self._executed += 1
 
     def _failure_text(self, error: BaseException) -> str:
         """The end of the error, without scratch paths (they differ from run to run, the report must not)."""
