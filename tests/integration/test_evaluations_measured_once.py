@@ -31,7 +31,7 @@ from tests.support.tiny_bundle import make_tiny_bundle
 
 def test_the_diagnoser_does_not_repeat_the_referee_s_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[tuple[str, str]] = []
-    real = cache_module.evaluate_model
+    real = cache_module.evaluate_model  # type: ignore[attr-defined]
 
     def counted(tree: Path, window: Any, *args: Any) -> Any:
         ran.append((tree.name, window.name))

@@ -113,10 +113,9 @@ def test_damaged_envelopes_are_refused_alike(damage: str) -> None:
     elif damage == "schema violation":
         raw = _resigned(keys, signed, _with(("payload", "confidence"), "high"))
     elif damage == "payload not canonical":
-        payload = json.dumps(json.loads(base64.b64decode(envelope["payload"])), indent=1).encode()
-        other = sign_envelope(payload, EVENT_PAYLOAD_TYPE, keys.keys[signed.event.meta.producer])
+        indented = json.dumps(json.loads(base64.b64decode(envelope["payload"])), indent=1).encode()
+        other = sign_envelope(indented, EVENT_PAYLOAD_TYPE, keys.keys[signed.event.meta.producer])
         raw = canonical_bytes(other.model_dump(mode="json"))
-
     elif damage == "a stranger's signature first":  # a key id JSON must escape: the envelope still opens
         stranger = {"keyid": 'ed25519:"who"\\', "sig": base64.b64encode(b"\2" * 64).decode()}
         raw = canonical_bytes({**envelope, "signatures": [stranger, *envelope["signatures"]]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -36,7 +36,7 @@ with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
 def runs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The trees the sandbox really ran an evaluation on (the real evaluation runs: this only counts)."""
     ran: list[Path] = []
-    real = cache_module.evaluate_model
+    real = cache_module.evaluate_model  # type: ignore[attr-defined]
 
     def counted(tree: Path, *args: Any) -> Any:
         ran.append(tree)
@@ -50,7 +50,7 @@ def _bundle(tmp_path: Path) -> Any:
     return load_bundle(make_tiny_bundle(tmp_path / "bundle", contract="predict"))
 
 
-def _window(bundle: Any, name: str) -> DataWindow:
+def _window(bundle: Any, name: Literal["approval", "incident"]) -> DataWindow:
     return DataWindow(name=name, train=bundle.window_file(name, "train.csv"), eval=bundle.window_file(name, "eval.csv"))
 
 
