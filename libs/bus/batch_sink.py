@@ -14,7 +14,9 @@ those it defers; the offsets are committed once, after it returned.
 - Any other error is a bug or a bad event: the poll is handed to the sink one event at a time, and only the event
   that fails is dead-lettered (``handler-error``).
 
-A batch sink is idempotent by event id; the service's processed-inputs file is not consulted.
+A batch sink is idempotent by event id; the service's processed-inputs file is not consulted. Each event the sink
+took gets a ``<topic> process`` span in its incident's trace, a child of the span that published it (from the
+record's ``traceparent``), spanning the poll's work: a poll holds many incidents, a trace is one incident's.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aiokafka import TopicPartition  # type: ignore[import-untyped]
+from opentelemetry import propagate
+from opentelemetry.trace import SpanKind, Tracer
 
 from libs.bus.delivery_policy import DeliveryPolicy
 from libs.bus.processed_inputs import ProcessedInputs
@@ -78,7 +82,9 @@ class _Input:
         return f"{self.record.topic}/{self.record.partition}@{self.record.offset}"
 
 
-async def consume_batch(runtime: BatchRuntime, sink: BatchSink, records: Sequence[Any], consumer: Any) -> None:
+async def consume_batch(
+    runtime: BatchRuntime, sink: BatchSink, records: Sequence[Any], consumer: Any, tracer: Tracer
+) -> None:
     """One poll through the sink; returns when its offsets may be committed, raises to have it delivered again."""
     from libs.bus.runtime import TransientFailure  # the runtime imports this module
 
@@ -96,7 +102,7 @@ async def consume_batch(runtime: BatchRuntime, sink: BatchSink, records: Sequenc
             refused.append((item, "unexpected-event-type", signed.event.meta.event_type))
             continue
         verified.append((item, signed))
-    started = time.perf_counter()
+    started, started_ns = time.perf_counter(), time.time_ns()
     events = [signed for _, signed in verified]
     try:
         deferred = await asyncio.to_thread(sink, events) if events else []
@@ -113,6 +119,7 @@ async def consume_batch(runtime: BatchRuntime, sink: BatchSink, records: Sequenc
     else:
         _measure(runtime, events, time.perf_counter() - started, "ok")
     held = {s.event.meta.event_id for s in deferred}
+    _trace(tracer, [item for item, signed in verified if signed.event.meta.event_id not in held], started_ns)
     rewound = _rewind(consumer, [item for item, signed in verified if signed.event.meta.event_id in held])
     for item, reason, detail in refused:
         if item.record.offset < rewound.get(_partition(item), item.record.offset + 1):  # else it comes again
@@ -175,6 +182,25 @@ async def _one_at_a_time(
             continue
         _measure(runtime, [signed], time.perf_counter() - started, "ok")
     return deferred
+
+
+def _trace(tracer: Tracer, taken: list[_Input], started_ns: int) -> None:
+    ended_ns = time.time_ns()
+    for item in taken:
+        headers = {name: value.decode("utf-8", "replace") for name, value in item.record.headers or ()}
+        span = tracer.start_span(
+            f"{item.record.topic} process",
+            context=propagate.extract(headers),
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.destination.name": item.record.topic,
+                "messaging.kafka.message.key": repr(item.record.key),
+                "messaging.batch.message_count": len(taken),
+            },
+            start_time=started_ns,
+        )
+        span.end(end_time=ended_ns)
 
 
 def _rewind(consumer: Any, held: list[_Input]) -> dict[TopicPartition, int]:

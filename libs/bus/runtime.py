@@ -429,7 +429,8 @@ class ServiceRuntime:
 
     async def on_batch(self, msg: KafkaMessage) -> None:
         assert self.definition.batch_sink is not None
-        await consume_batch(self, self.definition.batch_sink, msg.raw_message, msg.consumer)
+        tracer = self.telemetry.tracer_provider.get_tracer("modelguard.bus")
+        await consume_batch(self, self.definition.batch_sink, msg.raw_message, msg.consumer, tracer)
 
     def _external_consumer(self, external: ExternalInput) -> Callable[[KafkaMessage], Awaitable[None]]:
         async def on_external(msg: KafkaMessage) -> None:
