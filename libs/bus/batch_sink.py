@@ -31,13 +31,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aiokafka import TopicPartition  # type: ignore[import-untyped]
-from opentelemetry import propagate
+from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Tracer
 
 from libs.bus.delivery_policy import DeliveryPolicy
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
+from libs.observability.log_context import incident_log_context
 from libs.signing.keys import KeyRegistry
 
 log = logging.getLogger("modelguard.bus")
@@ -119,7 +120,9 @@ async def consume_batch(
     else:
         _measure(runtime, events, time.perf_counter() - started, "ok")
     held = {s.event.meta.event_id for s in deferred}
-    _trace(tracer, [item for item, signed in verified if signed.event.meta.event_id not in held], started_ns)
+    _trace(
+        runtime, tracer, [(i, signed) for i, signed in verified if signed.event.meta.event_id not in held], started_ns
+    )
     rewound = _rewind(consumer, [item for item, signed in verified if signed.event.meta.event_id in held])
     for item, reason, detail in refused:
         if item.record.offset < rewound.get(_partition(item), item.record.offset + 1):  # else it comes again
@@ -184,9 +187,11 @@ async def _one_at_a_time(
     return deferred
 
 
-def _trace(tracer: Tracer, taken: list[_Input], started_ns: int) -> None:
+def _trace(runtime: BatchRuntime, tracer: Tracer, taken: list[tuple[_Input, SignedEvent]], started_ns: int) -> None:
+    """A span per event in its incident's trace, and one log line per incident of the poll, inside its trace."""
     ended_ns = time.time_ns()
-    for item in taken:
+    named: set[str] = set()
+    for item, signed in taken:
         headers = {name: value.decode("utf-8", "replace") for name, value in item.record.headers or ()}
         span = tracer.start_span(
             f"{item.record.topic} process",
@@ -200,6 +205,13 @@ def _trace(tracer: Tracer, taken: list[_Input], started_ns: int) -> None:
             },
             start_time=started_ns,
         )
+        meta = signed.event.meta
+        if meta.incident_id not in named:
+            named.add(meta.incident_id)
+            mine = [s.event.meta.event_type for _, s in taken if s.event.meta.incident_id == meta.incident_id]
+            run_id = getattr(signed.event.payload, "run_id", None)
+            with trace.use_span(span), incident_log_context(meta.incident_id, run_id):
+                log.info("%s took %s of incident %s", runtime.definition.name, ", ".join(mine), meta.incident_id)
         span.end(end_time=ended_ns)
 
 
