@@ -27,6 +27,8 @@ PARALLEL_FROM = 2_000
 """Events from which `verify_all` checks in a pool of processes; below, starting the pool costs more than it saves."""
 BATCH_EVENTS = 500
 """About how many events one batch of incidents holds."""
+POOL_BATCH_EVENTS = 100
+"""Smaller batches for the pool, so its workers finish together."""
 
 
 @dataclass(frozen=True)
@@ -60,14 +62,13 @@ def verify_all(store: LedgerStore, registry: KeyRegistry, *, workers: int | None
     """One report per incident in the ledger, oldest activity first. `workers`: processes to check in (default:
     one per core from `PARALLEL_FROM` events on, else this process alone)."""
     heads = store.incidents()
-    batches = incident_batches(heads)
     if workers is None:
         workers = (os.cpu_count() or 1) if sum(h.sequence for h in heads) >= PARALLEL_FROM else 1
-    if workers > 1 and len(batches) > 1:
+    if workers > 1 and len(heads) > 1:
         from libs.ledger.verify_pool import verify_in_pool
 
-        return verify_in_pool(store.url, registry, batches, workers)
-    return [report for batch in batches for report in verify_batch(store, batch, registry)]
+        return verify_in_pool(store.url, registry, incident_batches(heads, POOL_BATCH_EVENTS), workers)
+    return [report for batch in incident_batches(heads) for report in verify_batch(store, batch, registry)]
 
 
 def incident_batches(heads: Sequence[IncidentHead], events: int = BATCH_EVENTS) -> list[list[str]]:
