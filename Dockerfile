@@ -1,4 +1,5 @@
-# One image for every ModelGuard service: the command picks the service (docker-compose.yml, deploy/kubernetes/).
+# One image for every ModelGuard service: the command picks the service (docker-compose.yml, the Helm chart
+# deploy/helm/modelguard).
 # Slim, non-root (uid 10001), no bytecode written at run time, so pods can run with a read-only root filesystem
 # (give them a writable /tmp and $MODELGUARD_HOME).
 FROM python:3.11-slim
@@ -25,6 +26,12 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends git bubblewrap graphviz \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 10001 --user-group --home-dir /var/lib/modelguard --create-home --shell /usr/sbin/nologin modelguard
+# docker-compose's key volumes (deploy/compose/init.py): one per service and one for the public registry. A new
+# named volume takes the owner of the folder it is first mounted on, so these exist, owned by uid 10001.
+RUN install -d -o 10001 -g 10001 -m 0755 /var/lib/modelguard-keys /var/lib/modelguard-keys/registry \
+    && for owner in ledger detector context diagnoser repairer validator publisher reporter; do \
+         install -d -o 10001 -g 10001 -m 0700 "/var/lib/modelguard-keys/$owner"; \
+       done
 
 WORKDIR /app
 COPY pyproject.toml README.md ./

@@ -60,7 +60,8 @@ class Contract:
 # topic): the detector's referee could not have the environment a revision declares. UpstreamRiskDetected 1.1:
 # `source_urn`, the assertion or incident that reported the change, which DataHub incidents link to. Published
 # 1.1: `notifications`, the Slack and webhook messages sent for the incident's state. UpstreamRiskDetected 1.2:
-# `changed_fields`, the changed asset's columns the change touches.
+# `changed_fields`, the changed asset's columns the change touches. Published 1.2: `ChannelResult.url`, the web
+# address GitHub answered with for the comment and the check run (live publications), which the console links.
 CONTRACTS: dict[str, Contract] = {
     c.event_type: c
     for c in (
@@ -76,7 +77,7 @@ CONTRACTS: dict[str, Contract] = {
         Contract("RepairWithheld", "1.1", RepairWithheld),
         Contract("RepairValidated", "1.1", RepairValidated),
         Contract("ValidationFailed", "1.1", ValidationFailed),
-        Contract("Published", "1.1", Published),
+        Contract("Published", "1.2", Published),
     )
 }
 

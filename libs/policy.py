@@ -10,7 +10,16 @@ from fnmatch import fnmatch
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from libs.ci_policy import CiPolicy
 from libs.referee.metrics import gate_problem
@@ -58,6 +67,18 @@ class WorkspacePolicy(_Strict):
     categorical_defaults: dict[str, Any] = Field(default_factory=dict)
     null_fills: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(default=300, gt=0)
+    image: str | None = Field(default=None, min_length=1, max_length=512)
+    """The model's own CI image (``registry/repository@sha256:…``), the alternative to an environment ModelGuard
+    builds: with the Job backend (``MODELGUARD_IMAGE_JOBS``) its commands run in it as Kubernetes Jobs; the central
+    policy's ``workspace_images`` must allow it (docs/workspace-environments.md, "A per-model image")."""
+
+    @model_serializer(mode="wrap")
+    def _without_an_unset_image(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A workspace without an image dumps as it did before the field existed (policies are pinned by digest)."""
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("image") is None:
+            dumped.pop("image", None)
+        return dumped
 
     @model_validator(mode="after")
     def _names_the_feature_code(self) -> WorkspacePolicy:
@@ -89,6 +110,8 @@ class WorkspacePolicy(_Strict):
             spec["features"] = list(self.features)
         if self.tests is not None:
             spec["tests"] = list(self.tests)
+        if self.image is not None:
+            spec["image"] = self.image
         return spec
 
 

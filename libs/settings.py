@@ -16,6 +16,14 @@ from libs.bus.kafka_connection import (
     kafka_connection_from,
 )
 from libs.bus.start_policy import LATEST, StartPolicy, StartPolicyError, parse_start_policy
+from libs.s3_location import (
+    ARTIFACTS_URL_ENV,
+    S3_ENDPOINT_ENV,
+    ArtifactsUrlError,
+    credential_files,
+    s3_location_from,
+)
+from libs.state.location import StateUrlError, state_url_from
 
 
 class SettingsError(ValueError):
@@ -161,6 +169,18 @@ class Settings:
     """An unfinished incident whose last event is older than this counts as stuck (``modelguard_incidents_stuck``)."""
     datahub_kafka: KafkaConnection | None = None
     """DataHub's Kafka, where the MCL topics are (``MODELGUARD_DATAHUB_KAFKA_*``); None: the bus."""
+    state_url: str | None = None
+    """The services' small state in PostgreSQL (``MODELGUARD_STATE_URL``, default: a PostgreSQL ledger's URL);
+    None: SQLite files in each service's state folder (``libs/state``)."""
+    artifacts_url: str | None = None
+    """Object storage for artifacts (``MODELGUARD_ARTIFACTS_URL``, ``s3://bucket/prefix``); None: ``artifacts_dir``."""
+    s3_endpoint_url: str | None = None
+    """A non-AWS S3 endpoint (``MODELGUARD_S3_ENDPOINT_URL``: MinIO, Ceph, moto)."""
+    s3_credential_files: tuple[Path, ...] = ()
+    """Files the object store's credentials are read from (``AWS_*_FILE``): secrets no sandboxed command reads."""
+    claim_lease_s: float = 30.0
+    """How long a replica's claim on an input holds without renewal (``MODELGUARD_CLAIM_LEASE_S``): a replica that
+    dies mid-input leaves it to another after this (``libs/bus/processed_inputs.py``)."""
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -203,6 +223,18 @@ def load_settings(default_home: Path | None = None) -> Settings:
         datahub_kafka = datahub_connection_from(os.environ, kafka)
     except KafkaConnectionError as exc:
         raise SettingsError(str(exc)) from None
+    ledger_url = os.environ.get("MODELGUARD_LEDGER_URL", f"sqlite:///{home / 'ledger.sqlite'}")
+    try:
+        state_url = state_url_from(os.environ, ledger_url)
+    except StateUrlError as exc:
+        raise SettingsError(str(exc)) from None
+    artifacts_url = os.environ.get(ARTIFACTS_URL_ENV, "").strip() or None
+    s3_endpoint = os.environ.get(S3_ENDPOINT_ENV, "").strip() or None
+    if artifacts_url is not None:
+        try:
+            s3_location_from(artifacts_url, s3_endpoint)
+        except ArtifactsUrlError as exc:
+            raise SettingsError(str(exc)) from None
     return Settings(
         home=home,
         kafka=kafka,
@@ -210,7 +242,12 @@ def load_settings(default_home: Path | None = None) -> Settings:
         kafka_idempotence=_flag("MODELGUARD_KAFKA_IDEMPOTENCE", False),
         kafka_session_timeout_ms=_int("MODELGUARD_KAFKA_SESSION_TIMEOUT_MS", 6000),
         kafka_partitions=_int("MODELGUARD_KAFKA_PARTITIONS", 3),
-        ledger_url=os.environ.get("MODELGUARD_LEDGER_URL", f"sqlite:///{home / 'ledger.sqlite'}"),
+        ledger_url=ledger_url,
+        state_url=state_url,
+        claim_lease_s=_positive("MODELGUARD_CLAIM_LEASE_S", 30.0),
+        artifacts_url=artifacts_url,
+        s3_endpoint_url=s3_endpoint,
+        s3_credential_files=credential_files(os.environ),
         artifacts_dir=Path(os.environ.get("MODELGUARD_ARTIFACTS_DIR", str(home / "artifacts"))),
         keys_dir=Path(os.environ.get("MODELGUARD_KEYS_DIR", str(home / "keys"))),
         policy_dir=Path(os.environ.get("MODELGUARD_POLICY_DIR", str(home / "policies"))),

@@ -25,7 +25,8 @@ from datetime import datetime
 from pathlib import Path
 
 from contracts.common import ArtifactRef
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactStore
 from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
@@ -53,7 +54,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def _own_snapshot(artifacts: LocalArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
+def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
     """The snapshot with one more file, naming the incident: the same code, another tree."""
     out = io.BytesIO()
     with (
@@ -71,7 +72,7 @@ def _own_snapshot(artifacts: LocalArtifactStore, snapshot: ArtifactRef, incident
 
 def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
     metric = load_bundle(CHURN).spec.gate.metric
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     evaluation = evaluate_bundle(CHURN, settings.home / "ci", artifacts, "bench-template", None)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
     reports = []

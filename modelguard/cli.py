@@ -39,11 +39,17 @@ def _stack(args: argparse.Namespace) -> int:
     import os
 
     from modelguard.health_ports import metrics_url
-    from modelguard.stack import stack_down, stack_status, stack_up
+    from modelguard.replicas import ReplicaCountError, parse_replicas, replica_counts
+    from modelguard.stack import SERVICES, stack_down, stack_status, stack_up
 
     settings = load_settings()
     if args.action == "up":
-        state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
+        try:
+            replicas = parse_replicas(args.replicas)
+            replica_counts(os.environ, SERVICES, replicas, settings.kafka_partitions)
+        except ReplicaCountError as exc:
+            raise CliError(str(exc)) from None
+        state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"), replicas=replicas)
         print(state.to_json())
     elif args.action == "down":
         state = stack_down(settings)
@@ -124,13 +130,19 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _policy(args: argparse.Namespace) -> int:
-    from libs.model_policies.pins import PINS_FILE, PolicyPins
+    from libs.model_policies.pins import PINS_SERVICE, POLICY_PINS, PolicyPins
+    from libs.state.open_state import state_database
+    from libs.state.sql_tables import StateUnavailable
+    from libs.state.sqlite_state import SqliteState
 
     settings = load_settings()
-    path = settings.state_dir("detector") / PINS_FILE
-    if not path.exists():
+    state = state_database(settings)
+    if isinstance(state, SqliteState) and not (path := state.path_of(PINS_SERVICE, POLICY_PINS)).exists():
         raise CliError(f"no pinned policies: {path} does not exist (no model has submitted one)")
-    pins = PolicyPins(path)
+    try:
+        pins = PolicyPins.of(state)
+    except StateUnavailable as exc:
+        raise CliError(f"the state database ({state.describe()}) does not answer: {exc}") from None
     try:
         if args.action == "pins":
             for pin in pins.all():
@@ -290,10 +302,14 @@ def _bench(args: argparse.Namespace) -> int:
     if args.target == "chaos":
         from modelguard.bench import run_chaos_bench
 
-        return run_chaos_bench(args.incidents, args.kills)
+        return run_chaos_bench(args.incidents or 20, args.kills)
+    if args.target == "replicas":
+        from modelguard.bench_replicas import run_replicas_bench
+
+        return run_replicas_bench(args.incidents or 8, args.rounds)
     from modelguard.bench import run_bench
 
-    return run_bench(args.incidents)
+    return run_bench(args.incidents or 20)
 
 
 def _verify_or_attest(args: argparse.Namespace) -> int:
@@ -469,6 +485,13 @@ def parser() -> argparse.ArgumentParser:
         choices=["up", "down", "status"],
         help="up: start it; down: stop it; status: pid, restarts, last exit and metrics address per service",
     )
+    stack.add_argument(
+        "--replicas",
+        action="append",
+        default=[],
+        metavar="SERVICE=COUNT",
+        help="with up: run COUNT processes of SERVICE in one consumer group (default MODELGUARD_REPLICAS_<SERVICE>, 1)",
+    )
     stack.set_defaults(run=_stack)
     submit = _command(
         sub,
@@ -595,15 +618,16 @@ def parser() -> argparse.ArgumentParser:
     bench = _command(
         sub,
         "bench",
-        "benchmarks: pipeline, chaos, broker-restart, environment, diagnosis",
+        "benchmarks: pipeline, chaos, broker-restart, replicas, environment, diagnosis",
         "pipeline: synthetic incidents through the stack; chaos: the same with services killed; broker-restart: "
-        "the broker lost mid-flight; environment: a workspace environment built cold and cached; diagnosis DIR: "
+        "the broker lost mid-flight; replicas: incidents per minute with one and two diagnoser processes; "
+        "environment: a workspace environment built cold and cached; diagnosis DIR: "
         "accuracy over bundles. Exit 1 when a run lost or duplicated an incident or a bundle failed.",
     )
     bench.add_argument(
         "target",
         nargs="?",
-        choices=["pipeline", "chaos", "broker-restart", "diagnosis", "environment"],
+        choices=["pipeline", "chaos", "broker-restart", "replicas", "diagnosis", "environment"],
         default="pipeline",
         help="which benchmark (default: %(default)s)",
     )
@@ -613,7 +637,13 @@ def parser() -> argparse.ArgumentParser:
         help="with diagnosis: folders of bundles, each scored apart and together "
         "(default fixtures/scenarios fixtures/repos)",
     )
-    bench.add_argument("--incidents", type=int, default=20, help="with pipeline or chaos: how many incidents")
+    bench.add_argument(
+        "--incidents",
+        type=int,
+        default=None,
+        help="with pipeline or chaos (default 20), replicas (8): how many incidents",
+    )
+    bench.add_argument("--rounds", type=int, default=2, help="with replicas: runs of one and of two diagnosers each")
     bench.add_argument("--kills", type=int, default=22, help="with chaos: how many SIGKILLs of random services")
     bench.add_argument("--json", action="store_true", help="with diagnosis or environment: machine-readable figures")
     bench.set_defaults(run=_bench)
@@ -623,6 +653,9 @@ def parser() -> argparse.ArgumentParser:
     from modelguard.console.command import add_console_parser
 
     add_console_parser(sub)
+    from modelguard.keys_command import add_keys_parser
+
+    add_keys_parser(sub)
     return root
 
 

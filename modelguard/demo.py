@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.attestation import verify_attestation
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_incident
@@ -36,7 +36,7 @@ def attestation_summary(settings: Settings, events: list[SignedEvent], registry:
     if not published:
         return {"digest": None, "verified": False}
     ref = published[0].attestation
-    check = verify_attestation(LocalArtifactStore(settings.artifacts_dir).get(ref), registry)
+    check = verify_attestation(artifact_store(settings).get(ref), registry)
     return {"digest": ref.sha256, "verified": check.ok, "subject": [s.name for s in check.subject]}
 
 

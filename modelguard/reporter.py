@@ -12,7 +12,7 @@ from pathlib import Path
 
 from contracts.common import WorkspaceRefs
 from contracts.events.evaluation import EvaluationReported
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.store import ArtifactStore
 from libs.bundle.load import load_bundle
 from libs.events.codec import SignedEvent
 from libs.events.evaluation_report import PRODUCER, incident_of, sign_report
@@ -31,7 +31,7 @@ class ReportedRun:
 
 
 def evaluate_bundle(
-    bundle_dir: Path, workdir: Path, artifacts: LocalArtifactStore, run_id: str, pull_request: int | None
+    bundle_dir: Path, workdir: Path, artifacts: ArtifactStore, run_id: str, pull_request: int | None
 ) -> EvaluationReported:
     """Build the bundle's repository, store both snapshots and the data windows, and report the metrics:
     the bundle's reported ones when it has them; else, for a workspace that only self-reports (``evaluate``),

@@ -26,6 +26,7 @@ from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import provision_keys
 from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port
+from modelguard.replicas import INSTANCE_ENV, ReplicaCountError, instance_names, replica_counts, service_of
 
 SERVICES = ("ledger", "detector", "context", "diagnoser", "repairer", "validator", "publisher")
 CLIENTS = ("reporter",)
@@ -42,7 +43,8 @@ class StackState:
     bootstrap: str
     broker_pid: int | None
     services: dict[str, int | None]
-    """Each service's pid; None while the supervisor waits to start it again."""
+    """Each service instance's pid (``diagnoser``, ``diagnoser-2`` with replicas); None while the supervisor waits
+    to start it again."""
     supervisor_pid: int | None = None
     restarts: dict[str, int] = field(default_factory=dict)
     exits: dict[str, list[int]] = field(default_factory=dict)
@@ -157,8 +159,9 @@ def topics_to_create(settings: Settings, owns_broker: bool) -> list[str]:
 
 
 def service_environment(settings: Settings, bootstrap: str) -> dict[str, str]:
-    # DataHub and GitHub credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*) pass through, nothing else
-    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_")
+    # DataHub, GitHub and object storage credentials (GITHUB_TOKEN, DATAHUB_GMS_*, DATAHUB_MCP_*, AWS_*) pass
+    # through, nothing else
+    passed = ("MODELGUARD_", "PATH", "LANG", "HOME", "PYTHON", "GITHUB_TOKEN", "DATAHUB_GMS_", "DATAHUB_MCP_", "AWS_")
     env = {k: v for k, v in os.environ.items() if k.startswith(passed)}
     env.update(
         MODELGUARD_HOME=str(settings.home),
@@ -181,8 +184,11 @@ def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None
 
 
 def start_service(name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start a service instance (``diagnoser`` or a replica, ``diagnoser-2``): the service's process, its instance
+    name in its environment, its own log, ready file and health port."""
     (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
-    return _spawn(["-m", f"services.{name}.main"], name, settings, with_health_port(env, name))
+    instance_env = {**with_health_port(env, name), INSTANCE_ENV: name}
+    return _spawn(["-m", f"services.{service_of(name)}.main"], name, settings, instance_env)
 
 
 def start_supervisor(
@@ -239,9 +245,16 @@ def stack_up(
     timeout_s: float = 120.0,
     services: tuple[str, ...] = SERVICES,
     owns_broker: bool = False,
+    replicas: dict[str, int] | None = None,
 ) -> StackState:
     """``owns_broker``: the broker at ``external_bootstrap`` is the caller's own (a test's, a bench's), so DataHub's
-    MCL topics may be created there as on the embedded broker; on anyone else's Kafka they are DataHub's."""
+    MCL topics may be created there as on the embedded broker; on anyone else's Kafka they are DataHub's.
+    ``replicas``: processes per service (``modelguard/replicas.py``; default ``MODELGUARD_REPLICAS_<SERVICE>``, 1)."""
+    try:
+        counts = replica_counts(os.environ, services, replicas, settings.kafka_partitions)
+    except ReplicaCountError as exc:
+        raise StackError(str(exc)) from None
+    instances = tuple(name for service in services for name in instance_names(service, counts[service]))
     existing = read_state(settings.home)
     if existing and (pid_alive(existing.supervisor_pid) or any(pid_alive(p) for p in existing.services.values())):
         raise StackError(f"a stack is already running from {settings.home} (modelguard stack down first)")
@@ -260,14 +273,14 @@ def stack_up(
         owns_broker = True
     asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), settings.kafka_partitions))
     env = service_environment(settings, bootstrap)
-    env[HEALTH_PORTS_ENV] = json.dumps(free_ports(services))
+    env[HEALTH_PORTS_ENV] = json.dumps(free_ports(instances))
     if broker_pid is not None:
         embedded_broker_environment(settings, env)
-    for name in services:
+    for name in instances:
         (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
-    supervisor = start_supervisor(settings, env, bootstrap, broker_pid, services)
+    supervisor = start_supervisor(settings, env, bootstrap, broker_pid, instances)
     try:
-        return wait_ready(settings, supervisor, services, timeout_s)
+        return wait_ready(settings, supervisor, instances, timeout_s)
     except StackError:
         stack_down(settings)
         raise

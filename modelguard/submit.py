@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bundle.load import load_bundle
 from libs.bus.dead_letters import read_dead_letters
 from libs.bus.kafka_connection import KafkaConnection
@@ -24,7 +24,7 @@ def evaluate_and_sign(settings: Settings, bundle_dir: Path, run_id: str, pull_re
     """Play the model's CI: evaluate base and candidate, store the artifacts, sign the report."""
     started = time.monotonic()
     metric = load_bundle(bundle_dir).spec.gate.metric
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     evaluation = evaluate_bundle(bundle_dir, settings.home / "ci", artifacts, run_id, pull_request)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
     signed = sign_report(evaluation, metric, key)

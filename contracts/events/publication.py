@@ -18,6 +18,11 @@ class ChannelResult(Frozen):
     identifier: str
     content_digest: str
     dry_run: bool
+    url: str | None = Field(
+        default=None,
+        description="where people read it, as the channel answered: the web address GitHub gave the comment on the "
+        "pull request or the check run; none in a dry run, or when the channel gave none (since 1.2)",
+    )
 
 
 NotificationStatus = Literal["sent", "noop", "failed"]

@@ -1,4 +1,9 @@
-"""A content-addressed artifact store: blobs named by their sha256, written once, never changed."""
+"""A content-addressed artifact store: blobs named by their sha256, written once, never changed.
+
+The port is ``ArtifactStore``; its adapters are a local folder (``LocalArtifactStore``, the default) and object
+storage over the S3 API (``libs/artifacts/s3_store.py``), chosen by ``artifact_store`` (``open_store.py``). Both
+check every blob they read against its name: a changed byte is refused, never handed on.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 from contracts.common import ArtifactRef
 
@@ -18,15 +24,48 @@ class ArtifactCorrupted(ValueError):
     pass
 
 
+class ArtifactStoreUnavailable(RuntimeError):
+    """The store did not answer or refused us (object storage unreachable, throttled, denied): worth a retry."""
+
+
+class ArtifactStore(Protocol):
+    def put(self, data: bytes, media_type: str) -> ArtifactRef:
+        """Store ``data`` under its sha256 (a blob already there is left as it is)."""
+        ...
+
+    def get(self, ref: ArtifactRef | str) -> bytes:
+        """The blob's bytes, checked against its digest (ArtifactCorrupted otherwise; ArtifactNotFound)."""
+        ...
+
+    def exists(self, sha256: str) -> bool: ...
+
+    def describe(self) -> str:
+        """Where the blobs are, for a log line or a message (no credentials)."""
+        ...
+
+
+def checked_digest(sha256: str) -> str:
+    """``sha256`` when it is 64 lower-case hex digits (a blob's name); ArtifactNotFound otherwise."""
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+        raise ArtifactNotFound(f"not a sha256 digest: {sha256!r}")
+    return sha256
+
+
+def digest_of(ref: ArtifactRef | str) -> str:
+    return checked_digest(ref if isinstance(ref, str) else ref.sha256)
+
+
 class LocalArtifactStore:
-    """A folder of blobs fanned out by digest prefix (`ab/cdef…`). Production swaps in object storage."""
+    """A folder of blobs fanned out by digest prefix (`ab/cdef…`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def describe(self) -> str:
+        return str(self.root)
+
     def _path(self, sha256: str) -> Path:
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise ArtifactNotFound(f"not a sha256 digest: {sha256!r}")
+        checked_digest(sha256)
         return self.root / sha256[:2] / sha256[2:]
 
     def put(self, data: bytes, media_type: str) -> ArtifactRef:

@@ -29,6 +29,7 @@ from opentelemetry import trace
 from prometheus_client.registry import Collector
 from pydantic import BaseModel
 
+from contracts.meta import EventMeta
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
 from libs.bus.batch_sink import MAX_RECORDS, WAIT_MS, BatchSink, consume_batch
 from libs.bus.broker_loss import watch_for_broker_loss
@@ -40,7 +41,7 @@ from libs.bus.external_input import ExternalInput, InputPosition, read_on_the_bu
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.kafka_connection import KafkaConnection
-from libs.bus.processed_inputs import ProcessedInputs
+from libs.bus.processed_inputs import ProcessedInputs, gone, replica_name
 from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
@@ -51,6 +52,8 @@ from libs.observability.log_context import set_log_context
 from libs.observability.logging_setup import FASTSTREAM_LOGGER, configure_logging
 from libs.settings import Settings, SettingsError, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
+from libs.state.open_state import state_database
+from libs.state.sql_tables import StateUnavailable
 from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
 
 log = logging.getLogger("modelguard.bus")
@@ -59,6 +62,8 @@ GRACEFUL_TIMEOUT_S = 10.0
 """How long a stopping consumer waits for the input in flight."""
 BROKER_LOSS_CHECK_S = 3.0
 """How often each consumer checks that its broker is still the one it read from (``broker_loss``)."""
+CLAIM_POLL_S = 1.0
+"""How often a replica looks again at an input another replica has in hand (``processed_inputs``)."""
 
 Handler = Callable[[SignedEvent], Sequence[BaseModel]]
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024  # produced (max_request_size) and fetched (max_partition_fetch_bytes)
@@ -189,7 +194,12 @@ class ServiceRuntime:
                 client_id=f"modelguard-{definition.name}-datahub",
                 consumer_only=True,
             )
-        self.processed = ProcessedInputs(settings.state_dir(definition.name) / "processed.sqlite")
+        self.state = state_database(settings)
+        self.processed = ProcessedInputs.of(self.state, definition.name)
+        self.instance = os.environ.get("MODELGUARD_INSTANCE", "").strip() or definition.name
+        """This process's name in the stack (``diagnoser``, or a replica's ``diagnoser-2``)."""
+        self.replica = replica_name(self.instance)
+        """This process among the service's replicas: the owner of the claims it takes."""
         self.delivery = default_delivery_policy(settings.central_policy)
         self._unreachable: set[str] = set()
         """The connections whose brokers do not answer (by name: ``bus``, ``datahub``); ready only when none."""
@@ -266,7 +276,7 @@ class ServiceRuntime:
         return [bus, ("datahub", self.settings.mcl_kafka, self.external_broker)]
 
     async def _announce_ready(self) -> None:
-        ready = self.settings.run_dir / f"{self.definition.name}.ready"
+        ready = self.settings.run_dir / f"{self.instance}.ready"
         ready.parent.mkdir(parents=True, exist_ok=True)
         ready.write_text(str(os.getpid()))
         self.health.ready = True
@@ -383,39 +393,51 @@ class ServiceRuntime:
         if meta.event_type not in self.definition.consumes:
             await self.dead_letter(raw, "unexpected-event-type", meta.event_type, source, record.key)
             return
-        already = self.processed.outputs_of(meta.event_id)
+        what = f"{meta.event_type} {meta.event_id}"
+        already = await asyncio.to_thread(self.processed.outputs_of, meta.event_id)
         if already is not None:
-            log.info(
-                "%s already handled %s %s: re-sending its %d output(s)",
-                self.definition.name,
-                meta.event_type,
-                meta.event_id,
-                len(already),
-            )
-            for envelope in already:
-                await self._publish(open_envelope(envelope, self.registry))
+            await self._resend(what, already)
             return
+        if not await self._claim(meta.event_id, what):
+            return
+        keeping = asyncio.create_task(self._keep_claim(meta.event_id, what))
+        try:
+            await self._handle_claimed(signed, meta, what, raw, source, record.key, keeping)
+        finally:
+            keeping.cancel()  # whatever happened, this replica no longer renews the claim
+
+    async def _handle_claimed(
+        self,
+        signed: SignedEvent,
+        meta: EventMeta,
+        what: str,
+        raw: bytes,
+        source: str,
+        key: bytes | None,
+        keeping: asyncio.Task[None],
+    ) -> None:
+        """Handle an input this replica has claimed: its outputs published and recorded, or its dead letter."""
         started = time.perf_counter()
         try:
             outputs = await asyncio.to_thread(self._handle, signed)
         except RejectedInput as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "rejected")
-            await self.dead_letter(raw, exc.reason, exc.detail, source, record.key)
-            self.processed.mark(meta.event_id, [])
+            await self.dead_letter(raw, exc.reason, exc.detail, source, key)
+            await self._done(meta.event_id, [], keeping)
             return
         except TransientFailure as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "retry")
-            if await self._retry_or_give_up(
-                meta.event_id, f"{meta.event_type} {meta.event_id}", exc, raw, source, record.key
-            ):
+            keeping.cancel()
+            await asyncio.to_thread(self.processed.release, meta.event_id, self.replica)
+            if await self._retry_or_give_up(meta.event_id, what, exc, raw, source, key):
                 raise
-            self.processed.mark(meta.event_id, [])
+            await self._done(meta.event_id, [], keeping)
             return
         except Exception as exc:  # a bug or bad data in a handler must not stop the service
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "error")
             detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-            await self.dead_letter(raw, "handler-error", detail, source, record.key)
-            self.processed.mark(meta.event_id, [])
+            await self.dead_letter(raw, "handler-error", detail, source, key)
+            await self._done(meta.event_id, [], keeping)
             return
         elapsed = time.perf_counter() - started
         self.metrics.handled(meta.event_type, elapsed, "ok")
@@ -425,7 +447,66 @@ class ServiceRuntime:
         )
         for sealed in outputs:
             await self._publish(sealed)
-        self.processed.mark(meta.event_id, [s.envelope_bytes for s in outputs])
+        await self._done(meta.event_id, [s.envelope_bytes for s in outputs], keeping)
+
+    async def _resend(self, what: str, envelopes: list[bytes]) -> None:
+        log.info("%s already handled %s: re-sending its %d output(s)", self.definition.name, what, len(envelopes))
+        for envelope in envelopes:
+            await self._publish(open_envelope(envelope, self.registry))
+
+    async def _claim(self, event_id: str, what: str) -> bool:
+        """Claim the input for this replica, waiting while another live replica has it in hand (a rebalance moved
+        its partition here mid-input); False when that replica finished it (its outputs are sent again here)."""
+        lease_s = self.settings.claim_lease_s
+        waiting_for: str | None = None
+        while True:
+            try:
+                held = await asyncio.to_thread(self.processed.claim, event_id, self.replica, lease_s)
+            except StateUnavailable as exc:
+                log.warning("%s cannot reach its state (%s): trying %s again", self.definition.name, exc, what)
+                await asyncio.sleep(CLAIM_POLL_S * 2)
+                continue
+            if held is None:
+                if waiting_for:
+                    log.info("%s takes over %s from %s (its lease ran out)", self.definition.name, what, waiting_for)
+                return True
+            if held.done:
+                outputs = await asyncio.to_thread(self.processed.outputs_of, event_id)
+                await self._resend(what, outputs or [])
+                return False
+            if gone(held.owner) and await asyncio.to_thread(
+                self.processed.take_over, event_id, held.owner, self.replica, lease_s
+            ):
+                log.info("%s takes over %s from %s, which is gone", self.definition.name, what, held.owner)
+                return True
+            if held.owner != waiting_for:
+                log.info(
+                    "%s: %s is in hand at %s (lease %.0f s more): waiting for it",
+                    self.definition.name,
+                    what,
+                    held.owner,
+                    held.remaining_s,
+                )
+                waiting_for = held.owner
+            await asyncio.sleep(min(CLAIM_POLL_S, max(0.1, held.remaining_s)))
+
+    async def _keep_claim(self, event_id: str, what: str) -> None:
+        """Renew this replica's claim while it handles the input."""
+        lease_s = self.settings.claim_lease_s
+        while True:
+            await asyncio.sleep(lease_s / 3)
+            try:
+                held = await asyncio.to_thread(self.processed.renew, event_id, self.replica, lease_s)
+            except StateUnavailable as exc:
+                log.warning("%s could not renew its claim on %s: %s", self.definition.name, what, exc)
+                continue
+            if not held:
+                log.warning("%s lost its claim on %s: another replica took it over", self.definition.name, what)
+                return
+
+    async def _done(self, event_id: str, envelopes: list[bytes], keeping: asyncio.Task[None]) -> None:
+        keeping.cancel()
+        await asyncio.to_thread(self.processed.mark, event_id, envelopes, self.replica)
 
     async def on_batch(self, msg: KafkaMessage) -> None:
         assert self.definition.batch_sink is not None
@@ -554,7 +635,11 @@ def run_service(
         raise SystemExit(2) from None
     runtime.telemetry.install()
     if extend is not None:
-        extend(runtime)
+        try:
+            extend(runtime)
+        except SettingsError as exc:  # the detector's ingestion settings, the CI reporter's key: one line
+            print(f"{definition.name}: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     health = start_health_server(runtime.health, runtime.prometheus.exposition)
     try:
         asyncio.run(runtime.app.run())
@@ -569,11 +654,21 @@ def run_service(
         runtime.telemetry.shutdown()
 
 
+class RetiredSigningKey(ValueError):
+    """The service's key is not its active key in the registry: rotated out, or never registered."""
+
+
 def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegistry]:
+    """The service's signing key (``MODELGUARD_SIGNING_KEY_FILE``, else ``<keys dir>/<service>.key``) and the key
+    registry; a key the registry does not list as the service's active one signs nothing (RetiredSigningKey)."""
     from libs.signing.keys import load_private_key
 
     key_path = Path(os.environ.get("MODELGUARD_SIGNING_KEY_FILE", str(settings.keys_dir / f"{service}.key")))
-    return load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
+    key, registry = load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
+    problem = registry.signing_key_problem(key)
+    if problem is not None:
+        raise RetiredSigningKey(problem)
+    return key, registry
 
 
 def serve(
@@ -587,6 +682,9 @@ def serve(
         raise SystemExit(2) from None
     try:
         key, registry = service_key(settings, name)
+    except RetiredSigningKey as exc:  # rotated out, or not registered: it would sign what nobody can verify
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     except (OSError, ValueError) as exc:  # no key, an unreadable one, a broken registry: one line, not a trace
         print(f"{name}: cannot load its signing key or the key registry: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

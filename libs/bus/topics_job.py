@@ -1,8 +1,10 @@
 """`python -m libs.bus.topics_job`: create ModelGuard's topics on a Kafka cluster that has no Strimzi operator
-(the Kubernetes Job and the docker-compose `topics` service). Existing topics are left alone.
+(the Helm chart's topic Job, topics.manager job), each with its config (retention: libs/bus/topic_config.py), and
+set that config on topics that exist with another one. Their partitions and any other config are left alone.
 
 MODELGUARD_KAFKA_BOOTSTRAP and the bus's security (``libs/bus/kafka_connection.py``), MODELGUARD_KAFKA_PARTITIONS
-(default 6), MODELGUARD_KAFKA_REPLICATION (default 3). DataHub's MCL topics are DataHub's: never created here.
+(default 6), MODELGUARD_KAFKA_REPLICATION (default 3), MODELGUARD_TOPIC_CONFIG_FILE (the chart's per-topic config,
+JSON; default: libs/bus/topic_config.py's). DataHub's MCL topics are DataHub's: never created here.
 """
 
 from __future__ import annotations
@@ -11,12 +13,32 @@ import asyncio
 import logging
 import os
 import sys
+from pathlib import Path
 
 from aiokafka.errors import KafkaError
 
 from contracts.registry import all_topics
-from libs.bus.kafka_connection import BUS_PREFIX, KafkaConnectionError, kafka_connection_from
-from libs.bus.topics import ensure_topics
+from libs.bus.kafka_connection import BUS_PREFIX, KafkaConnection, KafkaConnectionError, kafka_connection_from
+from libs.bus.topic_config import (
+    TopicConfigError,
+    TopicConfigs,
+    config_drift,
+    default_topic_configs,
+    read_topic_configs,
+)
+from libs.bus.topics import TopicAdminError, ensure_topics, set_topic_configs, topic_configs
+
+
+async def _run(
+    bus: KafkaConnection, configs: TopicConfigs, partitions: int, replication: int
+) -> tuple[list[str], TopicConfigs]:
+    created = await ensure_topics(bus, all_topics(), partitions, replication, configs)
+    existing = [t for t in all_topics() if t not in created]
+    current = await topic_configs(bus, existing)
+    drifted = {t: configs[t] for t in existing if config_drift(configs[t], current.get(t, {}))}
+    if drifted:
+        await set_topic_configs(bus, drifted)
+    return created, drifted
 
 
 def main() -> int:
@@ -33,12 +55,22 @@ def main() -> int:
     except ValueError:
         print("topics: MODELGUARD_KAFKA_PARTITIONS and MODELGUARD_KAFKA_REPLICATION must be integers", file=sys.stderr)
         return 2
+    config_file = os.environ.get("MODELGUARD_TOPIC_CONFIG_FILE", "").strip()
     try:
-        created = asyncio.run(ensure_topics(bus, all_topics(), partitions, replication))
-    except (KafkaError, OSError) as exc:
-        print(f"topics: cannot create topics on {bootstrap}: {exc}", file=sys.stderr)
+        configs = read_topic_configs(Path(config_file), all_topics()) if config_file else None
+    except TopicConfigError as exc:
+        print(f"topics: {exc}", file=sys.stderr)
+        return 2
+    try:
+        created, changed = asyncio.run(
+            _run(bus, configs or default_topic_configs(all_topics()), partitions, replication)
+        )
+    except (KafkaError, OSError, TopicAdminError) as exc:
+        print(f"topics: cannot create topics or set their config on {bootstrap}: {exc}", file=sys.stderr)
         return 1
     print(f"topics: created {len(created)} of {len(all_topics())} on {bootstrap}: {', '.join(created) or 'none'}")
+    if changed:
+        print(f"topics: config set on {len(changed)} existing: {', '.join(sorted(changed))}")
     return 0
 
 

@@ -2,20 +2,37 @@
 
 A later submission of the same bytes is the same pin; different bytes are refused (a pull request cannot
 loosen its own gate), until the platform removes the pin (`modelguard policy unpin`) or puts a policy for the
-model in its policy folder, which wins over any pin. Kept in a small SQLite file in the detector's state folder.
+model in its policy folder, which wins over any pin. Kept in the detector's state (``libs/state``: a SQLite file
+in its state folder, or PostgreSQL shared by its replicas: two replicas pinning at once, one pin wins).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from libs.model_policies.submission import SubmissionRefused, SubmittedPolicy
-from libs.state_file import open_state_file
+from libs.state.port import StateDatabase, StateSchema, StateTables
 
 PINS_FILE = "policy_pins.sqlite"
+PINS_SERVICE = "detector"
+"""Whose state holds the pins: the detector's (its ingestion pins, its gate reads; ``modelguard policy`` edits)."""
+POLICY_PINS = StateSchema(
+    file=PINS_FILE,
+    tables=("pins",),
+    create=(
+        "CREATE TABLE IF NOT EXISTS {pins} (model_urn TEXT PRIMARY KEY, digest TEXT NOT NULL, "
+        "document BLOB NOT NULL, pinned_at TEXT NOT NULL)",
+    ),
+    create_postgresql=(
+        "CREATE TABLE IF NOT EXISTS {pins} (model_urn TEXT PRIMARY KEY, digest TEXT NOT NULL, "
+        "document BYTEA NOT NULL, pinned_at TEXT NOT NULL)",
+    ),
+)
+_PIN = (
+    "INSERT INTO {pins} (model_urn, digest, document, pinned_at) VALUES (:model_urn, :digest, :document, :pinned_at) "
+    "ON CONFLICT (model_urn) DO NOTHING"
+)
 
 
 class PinConflict(SubmissionRefused):
@@ -32,24 +49,27 @@ class Pin:
 
 
 class PolicyPins:
-    def __init__(self, path: Path) -> None:
-        self._lock = threading.Lock()
-        self._db = open_state_file(
-            path,
-            "CREATE TABLE IF NOT EXISTS pins (model_urn TEXT PRIMARY KEY, digest TEXT NOT NULL, "
-            "document BLOB NOT NULL, pinned_at TEXT NOT NULL)",
-        )
+    def __init__(self, tables: StateTables) -> None:
+        self._tables = tables
+
+    @classmethod
+    def of(cls, state: StateDatabase) -> PolicyPins:
+        return cls(state.tables(PINS_SERVICE, POLICY_PINS))
 
     def pin(self, submitted: SubmittedPolicy) -> bool:
         """Pin ``submitted`` for its model; True when it is pinned now, False when it already was.
 
         Raises PinConflict when the model is pinned to another document."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._lock:
-            inserted = self._db.execute(
-                "INSERT OR IGNORE INTO pins VALUES (?, ?, ?, ?)",
-                (submitted.model_urn, submitted.digest, submitted.model_part, now),
-            ).rowcount
+        inserted = self._tables.run(
+            _PIN,
+            {
+                "model_urn": submitted.model_urn,
+                "digest": submitted.digest,
+                "document": submitted.model_part,
+                "pinned_at": now,
+            },
+        ).rowcount
         if inserted:
             return True
         current = self.pinned(submitted.model_urn)
@@ -64,23 +84,20 @@ class PolicyPins:
         )
 
     def pinned(self, model_urn: str) -> Pin | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT model_urn, digest, document, pinned_at FROM pins WHERE model_urn = ?", (model_urn,)
-            ).fetchone()
+        row = self._tables.run(
+            "SELECT model_urn, digest, document, pinned_at FROM {pins} WHERE model_urn = :model_urn",
+            {"model_urn": model_urn},
+        ).first()
         return None if row is None else Pin(row[0], row[1], bytes(row[2]), row[3])
 
     def all(self) -> list[Pin]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT model_urn, digest, document, pinned_at FROM pins ORDER BY model_urn"
-            ).fetchall()
+        rows = self._tables.run("SELECT model_urn, digest, document, pinned_at FROM {pins} ORDER BY model_urn").rows
         return [Pin(r[0], r[1], bytes(r[2]), r[3]) for r in rows]
 
     def unpin(self, model_urn: str) -> bool:
-        with self._lock:
-            return self._db.execute("DELETE FROM pins WHERE model_urn = ?", (model_urn,)).rowcount == 1
+        return (
+            self._tables.run("DELETE FROM {pins} WHERE model_urn = :model_urn", {"model_urn": model_urn}).rowcount == 1
+        )
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._tables.close()

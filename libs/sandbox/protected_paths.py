@@ -100,7 +100,7 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def settings_secrets(settings: Settings) -> list[Path]:
-    secrets = [settings.keys_dir, settings.key_registry_path, settings.artifacts_dir]
+    secrets = [settings.keys_dir, settings.key_registry_path, settings.artifacts_dir, *settings.s3_credential_files]
     ledger = sqlite_file(settings.ledger_url)
     if ledger is not None:
         secrets += [Path(f"{ledger}{suffix}") for suffix in LEDGER_SUFFIXES]

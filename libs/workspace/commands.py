@@ -75,7 +75,7 @@ def _timeout(spec: Mapping[str, Any]) -> float:
 
 def _run(name: str, workspace: Path, spec: Mapping[str, Any], values: Mapping[str, str]) -> CommandResult:
     argv = render_argv(_template(spec, name), values)
-    return run_command(argv, cwd=Path(workspace), timeout_s=_timeout(spec))
+    return run_command(argv, cwd=Path(workspace), timeout_s=_timeout(spec), image=spec.get("image"))
 
 
 def _refuse_non_finite(token: str) -> float:

@@ -7,8 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from contracts.common import IncidentState
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
-from libs.bus.runtime import RejectedInput
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore, ArtifactStoreUnavailable
+from libs.bus.runtime import RejectedInput, TransientFailure
 from libs.policy import ModelPolicy, PolicyError, parse_policy
 from libs.workspace.materialize import MaterializedWorkspace, materialized_workspace
 from libs.workspace.snapshot import UnsafeSnapshot
@@ -18,11 +18,12 @@ UNAVAILABLE = (ArtifactNotFound, ArtifactCorrupted, UnsafeSnapshot, PolicyError,
 
 @contextmanager
 def incident_workspace(
-    artifacts: LocalArtifactStore, state: IncidentState, scratch: Path
+    artifacts: ArtifactStore, state: IncidentState, scratch: Path
 ) -> Iterator[tuple[ModelPolicy, MaterializedWorkspace]]:
     """The incident's policy (by digest) and both trees plus data, extracted for the block and removed after.
 
-    Missing, corrupted or unsafe inputs reject the event (dead-lettered with the reason `inputs-unavailable`).
+    Missing, corrupted or unsafe inputs reject the event (dead-lettered with the reason `inputs-unavailable`); a
+    store that does not answer is a transient failure (the input is retried).
     """
     try:
         policy = parse_policy(artifacts.get(state.policy.artifact), state.policy.name)
@@ -30,3 +31,5 @@ def incident_workspace(
             yield policy, workspace
     except UNAVAILABLE as exc:
         raise RejectedInput("inputs-unavailable", str(exc)) from exc
+    except ArtifactStoreUnavailable as exc:
+        raise TransientFailure(str(exc)) from exc

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.common import WorkspaceRefs
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.store import ArtifactStore
 from libs.workspace.data_windows import DataWindow, unpack_data_windows
 from libs.workspace.snapshot import extract_snapshot
 
@@ -30,7 +30,7 @@ class MaterializedWorkspace:
 
 @contextmanager
 def materialized_workspace(
-    artifacts: LocalArtifactStore, refs: WorkspaceRefs, scratch_root: Path
+    artifacts: ArtifactStore, refs: WorkspaceRefs, scratch_root: Path
 ) -> Iterator[MaterializedWorkspace]:
     """Extract into a fresh temporary folder, removed afterwards; artifacts are digest-checked on read."""
     scratch_root.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,12 @@ be reached, or an answer that does not pass the caller's checks, is a CommandNot
 Which Python: the environment the revision in ``cwd`` declares (``libs.workspace_env``), built or taken from the
 cache, else ModelGuard's own. A refused declaration or a failed build raises EnvironmentUnavailable (a
 CommandNotAllowed) before anything runs; so does a declaration with ``MODELGUARD_RUNNER`` set, since the
-workspace runner does not build environments yet (docs/workspace-environments.md)."""
+workspace runner does not build environments yet (docs/workspace-environments.md).
+
+A model whose policy names its own image (``image``) runs instead as a Kubernetes Job in that image
+(``libs.sandbox.job``, ``MODELGUARD_IMAGE_JOBS=kubernetes``), whatever the revision declares: the image is its
+environment. An image the central policy's ``workspace_images`` does not allow, or no Job backend configured, is
+EnvironmentUnavailable before anything is made."""
 
 from __future__ import annotations
 
@@ -23,12 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.observability.command_span import command_span, record_exit
+from libs.sandbox.job.backend import run_in_job
+from libs.sandbox.job.image_policy import ImageRefused, check_image, default_image_policy, image_declaration
+from libs.sandbox.job.kube_api import HttpxJobApi
+from libs.sandbox.job.settings import load_image_job_settings
 from libs.sandbox.limits import SandboxPolicy, default_sandbox_policy
 from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.remote.client import run_remote, runner_readiness
 from libs.sandbox.remote.protocol import RunnerTimedOut
 from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, require_sandbox, run_sandboxed
-from libs.settings import RunnerSettings, load_runner_settings
+from libs.settings import RunnerSettings, SettingsError, load_runner_settings
 from libs.workspace_env.failure import EnvironmentUnavailable
 from libs.workspace_env.resolve import declared, workspace_interpreter
 
@@ -96,14 +105,23 @@ def _with_note(result: SandboxResult) -> str:
     return f"{result.stderr.rstrip()}\n{SANDBOX_NOTE} {reason}\n".lstrip("\n")
 
 
-def run_command(argv: list[str], cwd: Path, timeout_s: float, *, policy: SandboxPolicy | None = None) -> CommandResult:
+def run_command(
+    argv: list[str],
+    cwd: Path,
+    timeout_s: float,
+    *,
+    policy: SandboxPolicy | None = None,
+    image: str | None = None,
+) -> CommandResult:
     """Run ``argv`` in ``cwd`` within ``timeout_s`` (never longer than the policy's wall-time limit).
-    ``policy`` defaults to the central policy's sandbox section."""
+    ``policy`` defaults to the central policy's sandbox section; ``image``: the model's own image, from its
+    policy's workspace section (never from the revision)."""
     policy = policy or default_sandbox_policy()
     policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
     runner = load_runner_settings()
-    with command_span(argv, Path(cwd), runner.url or "local") as span:
-        result = _run(argv, Path(cwd), policy, runner)
+    where = (runner.url or "local") if image is None else f"job:{image}"
+    with command_span(argv, Path(cwd), where) as span:
+        result = _run_in_image(argv, Path(cwd), policy, image) if image else _run(argv, Path(cwd), policy, runner)
         record_exit(span, result.returncode, result.failure_reason)
     if result.report.limit_exceeded == "wall_time":
         raise CommandTimedOut(list(argv), policy.limits.wall_s, result.stdout, _with_note(result), result.report)
@@ -133,6 +151,34 @@ def _run(argv: list[str], cwd: Path, policy: SandboxPolicy, runner: RunnerSettin
     except RunnerTimedOut as error:
         note = f"{SANDBOX_NOTE} {error}\n"
         raise CommandTimedOut(list(argv), policy.limits.wall_s, "", note, reason=str(error)) from error
+
+
+def _run_in_image(argv: list[str], cwd: Path, policy: SandboxPolicy, image: str) -> SandboxResult:
+    """As a Kubernetes Job in the model's own image, when the central policy allows the image and the Job backend
+    is configured; EnvironmentUnavailable otherwise."""
+    declaration = image_declaration(image)
+    try:
+        allowed = check_image(image, default_image_policy())
+    except ImageRefused as error:
+        raise EnvironmentUnavailable(str(error), declaration=declaration) from None
+    try:
+        settings = load_image_job_settings()
+    except SettingsError as error:
+        raise EnvironmentUnavailable(f"the Job backend is misconfigured: {error}", declaration=declaration) from None
+    if not settings.enabled:
+        raise EnvironmentUnavailable(
+            f"the model's policy names the image {image[:200]}, and this deployment runs no workspace Jobs "
+            "(MODELGUARD_IMAGE_JOBS is off)",
+            declaration=declaration,
+        )
+    api = HttpxJobApi(settings.api_url, settings.token_file, settings.ca_file)
+    try:
+        return run_in_job(argv, cwd, policy, allowed, settings, api)
+    except RunnerTimedOut as error:
+        note = f"{SANDBOX_NOTE} {error}\n"
+        raise CommandTimedOut(list(argv), policy.limits.wall_s, "", note, reason=str(error)) from error
+    finally:
+        api.close()
 
 
 def require_workspace_sandbox(policy: SandboxPolicy | None = None) -> None:

@@ -17,7 +17,8 @@ def add_console_parser(sub: Any) -> None:
         help="the read-only web incident console over the ledger (docs/console.md)",
         description="Serve the read-only incident console over this home's ledger: the incidents, and each one's "
         "signed timeline with its verification, gate, counterfactual runs, hypotheses, lineage, patch, checks, "
-        "publications and attestation. Readers need the bearer token (MODELGUARD_CONSOLE_TOKEN or --token-file) or "
+        "publications and attestation; and Operations: the dead letters, the incidents that have not moved, the MCL "
+        "intake's counts. Readers need the bearer token (MODELGUARD_CONSOLE_TOKEN or --token-file) or "
         "the trusted header of an OIDC proxy; without either it refuses to start unless --insecure-local, which "
         "binds a loopback address only.",
     )
@@ -30,6 +31,12 @@ def add_console_parser(sub: Any) -> None:
         help="the header an OIDC proxy in front of the console sets to the user it authenticated",
     )
     console.add_argument(
+        "--context-metrics",
+        metavar="URL",
+        help="the context service's /metrics, for the MCL intake's counts on the Operations page (default: the "
+        "embedded stack's, when one runs from this home)",
+    )
+    console.add_argument(
         "--insecure-local", action="store_true", help="no auth, on a loopback address only (a look on your machine)"
     )
     console.set_defaults(run=run_console)
@@ -38,9 +45,11 @@ def add_console_parser(sub: Any) -> None:
 def run_console(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from libs.artifacts.open_store import artifact_store
     from libs.settings import load_settings
     from modelguard.cli import CliError, _audit_ledger, _registry
     from modelguard.console.app import console_app
+    from modelguard.console.intake_source import ConfiguredMetrics, IntakeCountsSource, StackMetrics
     from modelguard.console.ledger_source import ConsoleLedger
 
     try:
@@ -51,16 +60,20 @@ def run_console(args: argparse.Namespace) -> int:
             token_file=args.token_file,
             trusted_header=args.trusted_header,
             insecure_local=args.insecure_local,
+            context_metrics=args.context_metrics,
         )
     except ConsoleConfigError as exc:
         raise CliError(str(exc)) from exc
     settings = load_settings()
-    ledger = ConsoleLedger(_audit_ledger(settings), _registry(settings), settings.artifacts_dir)
+    ledger = ConsoleLedger(_audit_ledger(settings), _registry(settings), artifact_store(settings))
+    intake: IntakeCountsSource = (
+        ConfiguredMetrics(config.context_metrics) if config.context_metrics else StackMetrics(settings.home)
+    )
     listener = _listen(config)
     host, port = listener.getsockname()[:2]
     auth = "none (loopback only)" if not config.auth.configured else _auth_line(config)
     print(f"console for {settings.home} on http://{host}:{port}/ (auth: {auth}); Ctrl-C stops it", flush=True)
-    server = uvicorn.Server(uvicorn.Config(console_app(ledger, config.auth), log_level="info"))
+    server = uvicorn.Server(uvicorn.Config(console_app(ledger, config.auth, intake), log_level="info"))
     server.run(sockets=[listener])
     return 0
 

@@ -12,10 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 TOKEN_ENV = "MODELGUARD_CONSOLE_TOKEN"
 TOKEN_FILE_ENV = "MODELGUARD_CONSOLE_TOKEN_FILE"
 TRUSTED_HEADER_ENV = "MODELGUARD_CONSOLE_TRUSTED_HEADER"
+CONTEXT_METRICS_ENV = "MODELGUARD_CONSOLE_CONTEXT_METRICS_URL"
 MIN_TOKEN_LENGTH = 16
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
 _NOT_IDENTITY_HEADERS = {"authorization", "cookie", "host", "content-type", "content-length"}
@@ -44,6 +46,8 @@ class ConsoleConfig:
     host: str
     port: int
     auth: ConsoleAuth
+    context_metrics: str | None = None
+    """The context service's ``/metrics`` (the MCL intake's counts); None: the embedded stack's, when it runs."""
 
 
 def console_config(
@@ -54,6 +58,7 @@ def console_config(
     token_file: str | None = None,
     trusted_header: str | None = None,
     insecure_local: bool = False,
+    context_metrics: str | None = None,
 ) -> ConsoleConfig:
     if not 0 <= port <= 65535:
         raise ConsoleConfigError(f"--port {port} is not a TCP port (0-65535)")
@@ -65,7 +70,7 @@ def console_config(
         )
     if insecure_local and not _loopback(host):
         raise ConsoleConfigError(f"--insecure-local serves a loopback address only, not {host}")
-    return ConsoleConfig(host, port, auth)
+    return ConsoleConfig(host, port, auth, _metrics_url(context_metrics or env.get(CONTEXT_METRICS_ENV)))
 
 
 def _token(env: Mapping[str, str], token_file: str | None) -> str | None:
@@ -93,6 +98,22 @@ def _header(name: str | None) -> str | None:
     if not _HEADER_NAME.match(name) or name.lower() in _NOT_IDENTITY_HEADERS:
         raise ConsoleConfigError(f"--trusted-header {name[:64]!r} is not a header an OIDC proxy sets for its user")
     return name.lower()
+
+
+def _metrics_url(url: str | None) -> str | None:
+    """An http(s) URL with a host and no credentials in it (the page names where the counts come from)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host, parts = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host or len(url) > 2000:
+        raise ConsoleConfigError(f"--context-metrics {url[:80]!r} is not an http(s) URL of the context's /metrics")
+    if parts.username is not None or parts.password is not None:
+        raise ConsoleConfigError("--context-metrics: no credentials in the URL (the page names where counts come from)")
+    return url
 
 
 def _loopback(host: str) -> bool:

@@ -14,7 +14,7 @@ from contracts.events.diagnosis import DiagnosisReport
 from contracts.events.publication import Published
 from contracts.events.repair import PatchSummary
 from contracts.events.validation import ValidationReport
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStoreUnavailable
 from libs.ledger import IncidentProjection, LedgerRow, project, verify_checkpoints, verify_incident
 from modelguard.attestation_check import check_attestation
 from modelguard.console.counterfactual_chart import Chart, counterfactual_chart
@@ -121,7 +121,7 @@ def _attestation(ledger: ConsoleLedger, published: Published) -> AttestationView
     digest = published.attestation.sha256
     try:
         raw = ledger.artifacts().get(published.attestation)
-    except (ArtifactNotFound, ArtifactCorrupted) as exc:
-        return AttestationView(digest, False, [f"not readable from this home's artifact store: {exc}"])
+    except (ArtifactNotFound, ArtifactCorrupted, ArtifactStoreUnavailable) as exc:
+        return AttestationView(digest, False, [f"not readable from the artifact store: {exc}"])
     checked = check_attestation(raw, f"sha256:{digest[:16]}…", ledger.registry, ledger.store, ledger_required=True)
     return AttestationView(digest, checked.ok, checked.lines)

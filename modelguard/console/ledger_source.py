@@ -1,15 +1,17 @@
-"""What the console reads: the ledger it was started on, its public keys, and the home's artifact store."""
+"""What the console reads: the ledger it was started on (and the dead letters kept beside it), its public keys, and
+the deployment's artifact store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cached_property
 from typing import Any
 
 from contracts.registry import Event
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.store import ArtifactStore
 from libs.events.codec import MalformedMessage
 from libs.ledger import IncidentProjection, LedgerRow, LedgerStore, decode_row, replay
+from libs.operations.dead_letter_store import DeadLetterStore
 from libs.signing.keys import KeyRegistry
 
 
@@ -17,7 +19,7 @@ from libs.signing.keys import KeyRegistry
 class ConsoleLedger:
     store: LedgerStore
     registry: KeyRegistry
-    artifacts_dir: Path
+    artifact_store: ArtifactStore
 
     def projections(self) -> tuple[dict[str, IncidentProjection], str | None]:
         """Every incident rebuilt by replay, each signature checked. When one fails, the projections decoded
@@ -31,8 +33,13 @@ class ConsoleLedger:
     def rows(self, incident_id: str) -> list[LedgerRow]:
         return self.store.incident_events(incident_id)
 
-    def artifacts(self) -> LocalArtifactStore:
-        return LocalArtifactStore(self.artifacts_dir)
+    @cached_property
+    def dead_letters(self) -> DeadLetterStore:
+        """The dead letters the ledger service keeps in the same database (unsigned; never created from here)."""
+        return DeadLetterStore(self.store.url)
+
+    def artifacts(self) -> ArtifactStore:
+        return self.artifact_store
 
 
 def verified_event(row: LedgerRow, registry: KeyRegistry) -> Event[Any] | None:

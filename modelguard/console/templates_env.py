@@ -7,6 +7,8 @@ from pathlib import Path
 import jinja2
 from starlette.templating import Jinja2Templates
 
+from modelguard.console.web_links import web_link
+
 HERE = Path(__file__).parent
 TEMPLATE_DIR = HERE / "templates"
 STATIC_DIR = HERE / "static"
@@ -20,4 +22,5 @@ def console_templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.filters["web_link"] = web_link  # None unless an http(s) address a page may link
     return Jinja2Templates(env=environment)

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from contracts.events.evaluation import EvaluationReported
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
 from libs.events.codec import SignedEvent
 from libs.model_policies.pins import PinConflict
 from libs.model_policies.submission import NotPermitted, SubmissionRefused
@@ -42,7 +42,7 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 @dataclass(frozen=True)
 class IngestPorts:
     token: str
-    artifacts: LocalArtifactStore
+    artifacts: ArtifactStore
     metric_for: Callable[[str], str | None]  # the gate metric of the policy that applies to a model, if any
     sign: Callable[[EvaluationReported, str], SignedEvent]  # the report, signed, in its incident
     publish: Callable[[SignedEvent], Awaitable[None]]

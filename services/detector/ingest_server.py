@@ -31,14 +31,14 @@ from opentelemetry.trace import SpanKind
 from contracts.common import PolicyRef
 from contracts.events.evaluation import EvaluationReported
 from contracts.registry import contract_for
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStoreUnavailable
 from libs.bus.headers import event_headers
 from libs.bus.runtime import ServiceRuntime
 from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
 from libs.ledger import LedgerStore
-from libs.model_policies.pins import PINS_FILE
 from libs.policy import PolicyError, parse_policy
 from libs.settings import Settings, SettingsError
 from libs.signing.keys import load_private_key
@@ -108,9 +108,10 @@ class _Server(uvicorn.Server):
 def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letters: DeadLetterLog) -> IngestPorts:
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
-    pins = settings.state_dir(runtime.definition.name) / PINS_FILE
-    policies = detector_catalog(settings.policy_dir, pins, settings.central_policy)
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    if (problem := runtime.registry.signing_key_problem(reporter_key)) is not None:
+        raise SettingsError(f"the CI reporter's key (MODELGUARD_REPORTER_KEY_FILE): {problem}")
+    policies = detector_catalog(settings.policy_dir, runtime.state, settings.central_policy)
+    artifacts = artifact_store(settings)
     tracer = runtime.telemetry.tracer_provider.get_tracer("modelguard.detector.ingest")
     ledger: list[LedgerStore] = []
 
@@ -142,7 +143,7 @@ def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letter
         """The `ci` section of the policy the run was gated by, as the incident recorded it."""
         try:
             return parse_policy(artifacts.get(ref.artifact), f"policy {ref.name}").ci
-        except (ArtifactNotFound, ArtifactCorrupted, PolicyError) as exc:
+        except (ArtifactNotFound, ArtifactCorrupted, ArtifactStoreUnavailable, PolicyError) as exc:
             log.warning("the recorded policy %s is unreadable (%s): CI results by the defaults", ref.name, exc)
             return CiPolicy()
 
@@ -170,7 +171,7 @@ def attach_ingestion(runtime: ServiceRuntime) -> None:
     ingest = ingest_settings(runtime.settings)
     if ingest is None:
         return
-    dead_letters = DeadLetterLog(runtime.settings.state_dir(runtime.definition.name) / "dead_letters.sqlite")
+    dead_letters = DeadLetterLog.of(runtime.state, runtime.definition.name)
     watch_dead_letters(runtime, dead_letters)
     app = ingestion_app(ingestion_ports(runtime, ingest, dead_letters))
     config = uvicorn.Config(app, host=ingest.host, port=ingest.port, log_level="warning", access_log=False)

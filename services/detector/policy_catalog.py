@@ -23,6 +23,7 @@ from libs.model_policies.onboarding import OnboardingPolicy, central_onboarding
 from libs.model_policies.pins import PolicyPins
 from libs.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
 from libs.policy import ModelPolicy, PolicyError, parse_policy
+from libs.state.port import StateDatabase
 
 log = logging.getLogger("modelguard.detector.policies")
 Fingerprint = tuple[tuple[str, int, int, int], ...]
@@ -165,9 +166,10 @@ class PolicyCatalog:
         return SubmissionAnswer("pinned" if pinned_now else "already_pinned", submitted.policy.name, submitted.digest)
 
 
-def detector_catalog(policy_dir: Path, pins_path: Path, central_path: Path | None = None) -> PolicyCatalog:
-    """The detector's catalog: the folder, and pins only when the central policy accepts submissions."""
+def detector_catalog(policy_dir: Path, state: StateDatabase, central_path: Path | None = None) -> PolicyCatalog:
+    """The detector's catalog: the folder, and pins (in the detector's state) only when the central policy accepts
+    submissions."""
     onboarding = central_onboarding(central_path)
     if not onboarding.submitted_policies_for:
         return PolicyCatalog(PolicyFolder(policy_dir), onboarding=onboarding)
-    return PolicyCatalog(PolicyFolder(policy_dir), PolicyPins(pins_path), read_central_policy(central_path), onboarding)
+    return PolicyCatalog(PolicyFolder(policy_dir), PolicyPins.of(state), read_central_policy(central_path), onboarding)

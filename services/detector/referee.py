@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contracts.events.evaluation import EvaluationReported
-from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, LocalArtifactStore
+from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
 from libs.policy import ModelPolicy
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.evaluation_cache import EvaluationCache
@@ -21,7 +21,7 @@ from services.detector.handler import Referee, RefereedMetrics, RefereeEnvironme
 FAILURES = (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError)
 
 
-def artifact_referee(artifacts: LocalArtifactStore, scratch: Path, cache: EvaluationCache | None = None) -> Referee:
+def artifact_referee(artifacts: ArtifactStore, scratch: Path, cache: EvaluationCache | None = None) -> Referee:
     """``cache``: evaluations measured before (by this service or another of the same home) are not run again."""
 
     def referee(evaluation: EvaluationReported, policy: ModelPolicy) -> RefereedMetrics:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from contracts.common import PolicyRef
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import RejectedInput, ServiceDefinition
 from libs.events.codec import SignedEvent
-from libs.model_policies.pins import PINS_FILE
 from libs.policy import PolicyError
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
+from libs.state.open_state import state_database
 from libs.version import MODELGUARD_VERSION
 from libs.workspace.evaluation_cache import shared_evaluation_cache
 from services.detector.gate import MetricMissing
@@ -21,8 +21,8 @@ NAME = "detector"
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
-    policies = detector_catalog(settings.policy_dir, settings.state_dir(NAME) / PINS_FILE, settings.central_policy)
+    artifacts = artifact_store(settings)
+    policies = detector_catalog(settings.policy_dir, state_database(settings), settings.central_policy)
     referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch", shared_evaluation_cache(settings))
 
     def store_policy(loaded: LoadedPolicy) -> PolicyRef:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
@@ -40,7 +40,7 @@ def change_records(context: ContextSnapshot | None) -> tuple[MetadataChangeRecor
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     scratch = settings.state_dir(NAME) / "scratch"
     evaluations = shared_evaluation_cache(settings)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from contracts.common import ArtifactRef
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.store import ArtifactStore
 from libs.attestation import ATTESTATION_MEDIA_TYPE, attest_publication
 from libs.events.codec import SignedEvent
 from libs.signing.keys import SigningKey
@@ -22,7 +22,7 @@ class AttestationLink:
 Attestor = Callable[[SignedEvent], AttestationLink]
 
 
-def attestor(store: LocalArtifactStore, key: SigningKey) -> Attestor:
+def attestor(store: ArtifactStore, key: SigningKey) -> Attestor:
     def attest(source: SignedEvent) -> AttestationLink:
         attestation = attest_publication(source, key)
         return AttestationLink(attestation.digest, store.put(attestation.envelope_bytes, ATTESTATION_MEDIA_TYPE))

@@ -24,6 +24,7 @@ import httpx
 from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
 
 from libs.settings import PublishingSettings, Settings, SettingsError
+from libs.state.open_state import state_database
 from services.publisher.datahub_channel import DataHubIncidents
 from services.publisher.datahub_incident_store import FileIncidentStore, GmsIncidentStore, SplitIncidentStore
 from services.publisher.fixture_channels import FixtureGitHub, fixture_datahub
@@ -182,7 +183,7 @@ def notifier(
             if applied
             else RecordedNotification("webhook", host_of(webhook_url), planned)
         )
-    return Notifier(senders, NotificationLog(settings.state_dir("publisher") / "notifications.sqlite"))
+    return Notifier(senders, NotificationLog.of(state_database(settings)))
 
 
 def publication_channels(

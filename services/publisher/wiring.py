@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
@@ -18,7 +18,7 @@ CONSUMES = ("RepairValidated", "ValidationFailed", "RepairWithheld", "UpstreamRi
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     channels = publication_channels(settings)
-    attest = attestor(LocalArtifactStore(settings.artifacts_dir), key)
+    attest = attestor(artifact_store(settings), key)
 
     def handle(signed: SignedEvent) -> list:
         # The ledger position of the source is not known here (the ledger appends concurrently): links omit it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contracts.common import ArtifactRef
 from contracts.events.diagnosis import DiagnosisCompleted
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
@@ -18,7 +18,7 @@ NAME = "repairer"
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     scratch = settings.state_dir(NAME) / "scratch"
 
     def store_patch(diff: bytes) -> ArtifactRef:

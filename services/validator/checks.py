@@ -122,7 +122,8 @@ def check_compiles(workspace: Path, changed: Sequence[str], spec: Mapping[str, A
     if not files:
         return _result("compiles", True, "no Python file changed", {"files": [], "errors": []})
     try:
-        result = run_command(["python", "-c", COMPILE_PROGRAM, *files], cwd=workspace, timeout_s=_timeout(spec))
+        compile_argv = ["python", "-c", COMPILE_PROGRAM, *files]
+        result = run_command(compile_argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.get("image"))
         if not result.succeeded:
             raise WorkspaceCommandFailed("compile", result.failure_reason or "non-zero exit", result)
         errors = [str(error) for error in json.loads(result.stdout.strip().splitlines()[-1])]
@@ -192,7 +193,7 @@ def check_evaluation(
     allowed = {str(gate["metric"]), *(spec.get("reported_metrics") or ())} if gate is not None else None
     try:
         argv = render_argv(list(spec.get("evaluate") or []), placeholders)
-        result = run_command(argv, cwd=workspace, timeout_s=_timeout(spec))
+        result = run_command(argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.get("image"))
         if not result.succeeded:
             raise WorkspaceCommandFailed("evaluate", result.failure_reason or "non-zero exit", result)
         metrics, rows = parse_evaluation_output(result.stdout, allowed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contracts.events.repair import RepairProposed
-from libs.artifacts.store import LocalArtifactStore
+from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.settings import Settings
@@ -24,7 +24,7 @@ def approved_code_on_incident(proposed: RepairProposed) -> float | None:
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = LocalArtifactStore(settings.artifacts_dir)
+    artifacts = artifact_store(settings)
     scratch = settings.state_dir(NAME) / "scratch"
 
     def handle(signed: SignedEvent) -> list:

@@ -2,10 +2,16 @@
 home `make demo` leaves behind. The list shows both incidents; the churn incident's page shows the verified
 timeline, the counterfactual chart, the lineage graph with the deployment, the patch diff and the validation
 checks; the upstream-risk incident shows its changed field. Screenshots go to out/console/, and axe-core finds no
-serious or critical accessibility violation on any page."""
+serious or critical accessibility violation on any page.
+
+Then the stack runs again over the demo's home and a malformed record goes to the detector's topic over the
+broker: the detector and the ledger refuse it, the ledger service keeps both dead letters, and the Operations page
+shows them with the refused bytes' digest (never the bytes), the quiet incidents' link, and the MCL intake's
+counts read from the running context service's /metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -16,8 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from contracts.registry import contract_for
+from libs.bus.producer import publish_raw
+from libs.operations.dead_letter_store import DeadLetterStore
+from libs.settings import load_settings
 from modelguard.demo import run_demo
-from modelguard.stack import REPO_ROOT
+from modelguard.stack import REPO_ROOT, read_state, stack_down, stack_up
+from tests.support.running_stack import environment
+from tests.support.waiting import until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker, pytest.mark.timeout(1200)]
 
@@ -27,6 +39,7 @@ AXE_SHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
 SCREENSHOTS = REPO_ROOT / "out" / "console"
 TOKEN = "browser-test-token-0123456789"
 DEPLOYMENT = "churn-endpoint"
+REFUSED = b'<script>alert("e2e-refused-bytes")</script>\xff\xfe not an envelope'
 
 if not CHROMIUM.exists():
     pytest.skip(
@@ -37,12 +50,31 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 
 
 @pytest.fixture(scope="module")
-def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The demo's home, its stack up again (a fresh embedded broker) with one malformed input refused over it."""
     out = tmp_path_factory.mktemp("demo")
+    home = out / "stack"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MODELGUARD_HOME", str(out / "stack"))  # run_demo sets it for this process; restored after
-        assert run_demo(out, out / "stack") == 0, "the demo did not hold its guarantees"
-    env = {**os.environ, "MODELGUARD_HOME": str(out / "stack"), "MODELGUARD_CONSOLE_TOKEN": TOKEN}
+        patch.setenv("MODELGUARD_HOME", str(home))  # run_demo sets it for this process; restored after
+        assert run_demo(out, home) == 0, "the demo did not hold its guarantees"
+    with environment({"MODELGUARD_HOME": str(home)}):
+        settings = load_settings()
+        state = stack_up(settings, None)
+        try:
+            asyncio.run(publish_raw(state.bootstrap, contract_for("EvaluationReported").topic, REFUSED, key=b"e2e"))
+            store = DeadLetterStore(settings.ledger_url)
+            kept = asyncio.run(until(lambda: store.exists() and store.count() >= 2, timeout_s=120))
+            assert kept, "the ledger service did not keep the detector's and its own dead letter"
+            store.close()
+            yield home
+        finally:
+            stack_down(settings)
+
+
+@pytest.fixture(scope="module")
+def console_url(demo_home: Path) -> Iterator[str]:
+    env = {**os.environ, "MODELGUARD_HOME": str(demo_home), "MODELGUARD_CONSOLE_TOKEN": TOKEN}
+    env.pop("MODELGUARD_CONSOLE_CONTEXT_METRICS_URL", None)  # the running stack's context service, from stack.json
     console = subprocess.Popen(
         [sys.executable, "-m", "modelguard", "console", "--port", "0"],
         env=env,
@@ -145,6 +177,7 @@ def test_axe_finds_no_serious_or_critical_accessibility_violation(console_url: s
         ),
     ]
     assert len(urls) == 3
+    urls.append(console_url + "operations")
     for url in urls:
         page.goto(url)
         page.add_script_tag(path=str(AXE))
@@ -155,3 +188,41 @@ def test_axe_finds_no_serious_or_critical_accessibility_violation(console_url: s
             if v["impact"] in ("serious", "critical")
         ]
         assert bad == [], f"{url}: {bad}"
+
+
+def test_the_operations_page_shows_the_refused_input_by_its_digest_to_a_real_browser(
+    console_url: str, browser: object, demo_home: Path
+) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = _page(browser)
+    blocked: list[str] = []
+    page.on(
+        "console", lambda message: blocked.append(message.text) if "Content Security Policy" in message.text else None
+    )
+    page.goto(console_url)
+    page.get_by_role("link", name="Operations").click()
+    page.wait_for_load_state()
+    digest = f"sha256:{hashlib.sha256(REFUSED).hexdigest()}"
+    letters = page.locator("table.dead-letters tbody tr").filter(has_text=digest)
+    assert letters.count() == 2, page.locator("#dead-letters").inner_text()
+    services = sorted(row.locator("td").nth(1).inner_text() for row in letters.all())
+    assert services == ["detector", "ledger"]  # both consume the topic, each refused it
+    assert all(f"{len(REFUSED)} bytes" in row.inner_text() for row in letters.all())
+    assert all(row.locator("td.reason").inner_text() == "not-json" for row in letters.all())
+    groups = page.locator("table.dead-letter-groups tbody tr")
+    assert groups.count() >= 2 and "not-json" in groups.all_inner_texts()[0]
+    assert "e2e-refused-bytes" not in page.content()  # the refused bytes are nowhere in the page
+
+    intake = page.locator("table.intake-counts tbody tr")
+    assert intake.count() >= 1, page.locator("#mcl-intake").inner_text()
+    applied = intake.filter(has_text="applied").first.locator("td").nth(2).inner_text()
+    assert int(applied) >= 1  # act 2's schema change, as the running context service counted it
+    context_port = read_state(demo_home).health_ports["context"]  # type: ignore[union-attr]
+    assert f"http://127.0.0.1:{context_port}/metrics" in page.locator("#mcl-intake").inner_text()
+
+    assert page.locator("#quiet-link").get_attribute("href") == "/?quiet=10"
+    page.screenshot(path=str(SCREENSHOTS / "operations.png"), full_page=True)
+    page.locator("#quiet-link").click()
+    page.wait_for_load_state()
+    assert page.locator("#filter-quiet").input_value() == "10"
+    assert blocked == [], "the console's own pages broke its Content-Security-Policy"

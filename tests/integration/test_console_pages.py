@@ -14,6 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
+from libs.artifacts.store import LocalArtifactStore
 from libs.events.codec import seal
 from libs.events.factory import next_event
 from libs.events.identity import incident_id_for
@@ -256,9 +257,50 @@ def test_a_tampered_signature_is_shown_failed_on_its_event_and_the_list_says_the
 
 def test_it_is_not_ready_while_the_ledger_does_not_answer(home: ConsoleHome, tmp_path: Path) -> None:
     gone = ConsoleLedger(
-        LedgerStore(f"sqlite:///{tmp_path / 'no-such-folder' / 'ledger.sqlite'}"), home.registry, tmp_path
+        LedgerStore(f"sqlite:///{tmp_path / 'no-such-folder' / 'ledger.sqlite'}"),
+        home.registry,
+        LocalArtifactStore(tmp_path),
     )
     with TestClient(console_app(gone, ConsoleAuth(token=TOKEN))) as client:
         ready = client.get("/readyz")
         assert ready.status_code == 503 and ready.text == "the ledger does not answer\n"
         assert client.get("/healthz").status_code == 200
+
+
+def test_publication_links_are_links_only_when_they_are_http_and_are_escaped(home: ConsoleHome, tmp_path: Path) -> None:
+    """A live publication carries where GitHub says people read it (Published 1.2): those are links; a dry run's
+    (none) and anything not http(s) stay text, whatever a hostile or broken publisher put there."""
+    events = incident_events(LedgerStore(home.settings.ledger_url), home.regression, home.registry)
+    published = next(e.event.payload for e in events if e.event.meta.event_type == "Published")
+    assert all(c.url is None for c in published.channels), "the home's publications are dry runs: nothing to link"
+    comment = "https://github.com/acme/churn-model/pull/42#issuecomment-7"
+    hostile_urls = [
+        comment,
+        "javascript:alert(1)",
+        'https://github.com/acme/churn-model/runs/9"><script>alert(2)</script>',
+        "data:text/html,<script>alert(3)</script>",
+        "//evil.example/no-scheme",
+        "https://github.com/acme/churn-model/runs/9 onmouseover=alert(4)",
+    ]
+    channels = [
+        c.model_copy(update={"url": url, "dry_run": False, "identifier": f"{c.identifier}-{i}"})
+        for i, (c, url) in enumerate(zip(published.channels * 3, hostile_urls, strict=False))
+    ]
+    payload = published.model_copy(update={"channels": channels, "run_id": "live-run"})
+    incident = incident_id_for("console-test", "publication-links")
+    event = next_event(
+        payload, producer="publisher", producer_version="test", occurred_at=datetime.now(UTC), incident_id=incident
+    )
+    url = f"sqlite:///{_copy_of_ledger(home, tmp_path)}"
+    LedgerStore(url).append(seal(event, home.key("publisher")))
+    with TestClient(console_app(home.ledger(url), ConsoleAuth(token=TOKEN))) as client:
+        page = client.get(f"/incidents/{incident}", headers=BEARER).text
+    publications = _section(page, "publications")
+    links = re.findall(r'<a href="([^"]*)"[^>]*>([^<]*)</a>', publications)
+    assert links == [(comment, _escaped(channels[0].identifier))], links
+    assert "<script" not in page and "javascript:" not in page and "data:text" not in page
+    for channel in channels[1:]:
+        assert _escaped(channel.identifier) in publications  # shown, as text
+    with TestClient(console_app(home.ledger(), ConsoleAuth(token=TOKEN))) as client:  # the home's dry runs: text
+        dry_runs = client.get(f"/incidents/{home.regression}", headers=BEARER).text
+    assert "<a href" not in _section(dry_runs, "publications")

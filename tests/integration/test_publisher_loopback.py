@@ -146,6 +146,9 @@ def test_first_run_creates_a_repeat_changes_nothing_a_changed_finding_updates_in
     (run,) = github.runs(REPO)
     assert (run["name"], run["conclusion"], run["external_id"]) == ("ModelGuard", "action_required", INCIDENT)
     assert run["details_url"] == comment["html_url"]
+    # the publication carries where GitHub says people read it: the comment on the pull request, the check run
+    assert [c.url for c in first.channels if c.channel == "github"] == [comment["html_url"], None, run["html_url"]]
+    assert all(c.url is None for c in first.channels if c.channel == "datahub")
     incident = loopback.incident()
     assert incident is not None
     assert incident["priority"] == 1  # HIGH: the model's deployment is IN_SERVICE
@@ -157,6 +160,7 @@ def test_first_run_creates_a_repeat_changes_nothing_a_changed_finding_updates_in
     # A CI retry: a new run, new events, a new attestation; the same finding. Only the gate's new run is written.
     repeat = loopback.publish(signed(loopback.keys, validated_payload("run-2"), seconds=60))
     assert _statuses(repeat) == ["noop", "noop", "noop", "noop", "created", "noop"]
+    assert [c.url for c in repeat.channels][:3] == [comment["html_url"], None, run["html_url"]]  # still there
     assert repeat.attestation is not None and repeat.attestation != first.attestation
     assert len(github.writes()) + len(gms.writes()) == writes_after_first + 1
     assert _ingested_aspects(gms)[-1] == "assertionRunEvent"
@@ -267,6 +271,7 @@ def test_without_permission_to_apply_nothing_remote_is_written(loopback: Loopbac
     settings = loopback.settings(apply=())
     published = loopback.publish(signed(loopback.keys, validated_payload()), loopback.channels(settings))
     assert _statuses(published) == ["created"] * 6 and all(c.dry_run for c in published.channels)
+    assert all(c.url is None for c in published.channels), "a dry run published nothing to link to"
     assert github.writes() == [] and gms.writes() == []
     assert github.requests and gms.requests  # it did read what is there, to say what it would do
     planned = settings.publish_dir / "dry-run"

@@ -9,6 +9,7 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
@@ -42,7 +43,7 @@ class ConsoleHome:
 
     def ledger(self, url: str | None = None) -> ConsoleLedger:
         store = LedgerStore(url or self.settings.ledger_url)
-        return ConsoleLedger(store, self.registry, self.settings.artifacts_dir)
+        return ConsoleLedger(store, self.registry, LocalArtifactStore(self.settings.artifacts_dir))
 
 
 def fill_console_home(home: Path) -> ConsoleHome:

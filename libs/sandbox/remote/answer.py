@@ -38,6 +38,8 @@ from libs.sandbox.remote.protocol import (
 from libs.sandbox.remote.shipment import Shipment
 from libs.sandbox.report import SandboxReport
 
+RUNNER_MECHANISMS = ("bwrap", "none")
+"""What the workspace runner may answer ran the command (``none`` only where the policy allows it)."""
 OUTPUT_MEMBER = re.compile(r"^outputs/(0|[1-9][0-9]{0,3})$")
 
 
@@ -76,7 +78,9 @@ def _folder_of(output: AnswerOutput, shipment: Shipment) -> Path:
     return max(holding, key=lambda folder: len(folder.parts))
 
 
-def _checked(parcel: Parcel, shipment: Shipment, policy: SandboxPolicy) -> tuple[AnswerManifest, list[Path]]:
+def _checked(
+    parcel: Parcel, shipment: Shipment, policy: SandboxPolicy, mechanisms: tuple[str, ...]
+) -> tuple[AnswerManifest, list[Path]]:
     try:
         manifest = AnswerManifest.model_validate_json(parcel.manifest)
     except ValidationError as error:
@@ -84,6 +88,11 @@ def _checked(parcel: Parcel, shipment: Shipment, policy: SandboxPolicy) -> tuple
         raise RunnerAnswerRejected(f"the workspace runner's {ANSWER_MANIFEST} is invalid: {why}") from None
     if manifest.report.limits != policy.limits:
         raise RunnerAnswerRejected("the workspace runner's report names other limits than the ones the caller sent")
+    if manifest.report.mechanism not in mechanisms:
+        raise RunnerAnswerRejected(
+            f"the workspace runner's report names the mechanism {manifest.report.mechanism}, not "
+            f"{' or '.join(mechanisms)}"
+        )
     if manifest.report.mechanism == "none" and not policy.allow_unconfined:
         raise RunnerAnswerRejected(
             "the workspace runner ran the command without a sandbox, which the sandbox policy does not allow"
@@ -133,9 +142,16 @@ def _write(source: Path, target: Path) -> None:
         shutil.copyfileobj(handle, out)
 
 
-def accept_answer(answer: Path, shipment: Shipment, policy: SandboxPolicy, scratch: Path) -> Accepted:
+def accept_answer(
+    answer: Path,
+    shipment: Shipment,
+    policy: SandboxPolicy,
+    scratch: Path,
+    mechanisms: tuple[str, ...] = RUNNER_MECHANISMS,
+) -> Accepted:
     """Check the answer parcel ``answer`` (``scratch``: an empty folder of the caller's own) and place its output
-    files. Raises RunnerAnswerRejected with the reason."""
+    files. ``mechanisms``: what the backend asked may have run the command. Raises RunnerAnswerRejected with the
+    reason."""
     scratch.mkdir(parents=True, exist_ok=True)
     try:
         parcel = read_parcel(
@@ -146,7 +162,7 @@ def accept_answer(answer: Path, shipment: Shipment, policy: SandboxPolicy, scrat
             max_members=3 + MAX_OUTPUT_FILES,
             into=scratch,
         )
-        manifest, files = _checked(parcel, shipment, policy)
+        manifest, files = _checked(parcel, shipment, policy, mechanisms)
     except ParcelError as error:
         raise RunnerAnswerRejected(f"the workspace runner's answer is malformed: {error}") from None
     named = set(shipment.output_files)

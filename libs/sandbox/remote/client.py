@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import http.client
 import os
 import socket
@@ -34,30 +33,21 @@ from libs.sandbox.integrity import TreeChanges, compare_trees, hash_tree
 from libs.sandbox.isolation import SandboxUnavailable
 from libs.sandbox.limits import SandboxPolicy
 from libs.sandbox.process import CommandNotAllowed, resolve_program
-from libs.sandbox.protected_paths import ProtectedPaths, inside, protected_paths
+from libs.sandbox.protected_paths import protected_paths
 from libs.sandbox.remote.answer import Accepted, accept_answer
-from libs.sandbox.remote.parcel import write_parcel
 from libs.sandbox.remote.protocol import (
     COMMANDS_PATH,
     MAX_REFUSAL_BYTES,
-    MAX_REQUEST_BYTES,
     PARCEL_TYPE,
-    PROTOCOL,
     READY_PATH,
-    REQUEST_MANIFEST,
-    REVISION_MEMBER,
-    Blob,
     Refusal,
-    RequestInput,
-    RequestManifest,
     RunnerAnswerRejected,
     RunnerTimedOut,
     RunnerUnavailable,
     answer_limit,
-    input_member,
 )
-from libs.sandbox.remote.shipment import Shipment, ShippedInput, fixed_folders, plan_shipment
-from libs.sandbox.remote.trees import TreeRefused, pack_tree
+from libs.sandbox.remote.request import RequestParcel, queue_s, write_request
+from libs.sandbox.remote.shipment import Shipment, fixed_folders, plan_shipment
 from libs.sandbox.report import SandboxReport
 from libs.sandbox.run import SandboxResult
 from libs.settings import RunnerSettings
@@ -67,76 +57,8 @@ CONNECT_TIMEOUT_S = 10.0
 READY_TIMEOUT_S = 10.0
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _dedupe(*groups: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item for group in groups for item in group))
-
-
-@dataclasses.dataclass(frozen=True)
-class _Request:
-    parcel: Path
-    inputs: tuple[ShippedInput, ...]
-    refused_inputs: tuple[str, ...]
-
-
-def queue_s(policy: SandboxPolicy) -> float:
-    """How long a request may wait on the runner for a free slot: as long as one more command of this length."""
-    return policy.limits.wall_s
-
-
-def _covers(cwd: Path, protected: ProtectedPaths) -> list[Path]:
-    return [path for path in protected.everything if inside(path, cwd) and path != cwd]
-
-
-def _write_request(shipment: Shipment, policy: SandboxPolicy, protected: ProtectedPaths, work: Path) -> _Request:
-    revision = work / REVISION_MEMBER
-    try:
-        pack_tree(shipment.cwd, revision, covered=_covers(shipment.cwd, protected))
-    except TreeRefused as error:
-        raise CommandNotAllowed(f"refused to hand {shipment.cwd} to the workspace runner: {error}") from None
-    sent: list[ShippedInput] = []
-    refused: list[str] = []
-    members: list[tuple[str, Path]] = [(REVISION_MEMBER, revision)]
-    blobs: list[RequestInput] = []
-    for given in shipment.inputs:
-        source = given.path
-        if given.kind == "folder":
-            source = work / f"input-{len(sent)}.tar"
-            try:
-                pack_tree(given.path, source)
-            except TreeRefused as error:
-                refused.append(f"{given.path}: the workspace runner cannot receive it: {error}")
-                continue
-        size = source.stat().st_size
-        blobs.append(RequestInput(path=str(given.path), kind=given.kind, sha256=_sha256(source), size=size))
-        members.append((input_member(len(sent)), source))
-        sent.append(given)
-    total = sum(path.stat().st_size for _, path in members)
-    if total > MAX_REQUEST_BYTES:
-        raise CommandNotAllowed(
-            f"refused to hand the command to the workspace runner: its revision and inputs take {total} bytes, "
-            f"more than the {MAX_REQUEST_BYTES} a request may"
-        )
-    manifest = RequestManifest(
-        protocol=PROTOCOL,
-        argv=list(shipment.argv),
-        cwd=str(shipment.cwd),
-        policy=policy,
-        revision=Blob(sha256=_sha256(revision), size=revision.stat().st_size),
-        inputs=blobs,
-        output_folders=[str(folder) for folder in shipment.output_folders],
-        queue_s=queue_s(policy),
-    )
-    parcel = work / "request.tar"
-    write_parcel(parcel, [(REQUEST_MANIFEST, manifest.model_dump_json().encode()), *members])
-    return _Request(parcel, tuple(sent), tuple(refused))
 
 
 class _Exchange:
@@ -288,7 +210,9 @@ def _union(a: TreeChanges, b: TreeChanges) -> TreeChanges:
     )
 
 
-def _report(accepted: Accepted, shipment: Shipment, request: _Request, changes: TreeChanges, url: str) -> SandboxReport:
+def _report(
+    accepted: Accepted, shipment: Shipment, request: RequestParcel, changes: TreeChanges, url: str
+) -> SandboxReport:
     report = accepted.report
     return dataclasses.replace(
         report,
@@ -315,7 +239,7 @@ def run_remote(argv: Sequence[str], cwd: Path, policy: SandboxPolicy, runner: Ru
     before = hash_tree(cwd)
     with tempfile.TemporaryDirectory(prefix="modelguard-remote-") as folder:
         work = Path(folder)
-        request = _write_request(shipment, policy, protected, work)
+        request = write_request(shipment, policy, protected, work)
         _exchange(runner, request.parcel, policy, work / "answer.tar")
         accepted = accept_answer(work / "answer.tar", shipment, policy, work / "answer")
     changes = compare_trees(before, hash_tree(cwd))

@@ -182,7 +182,9 @@ class WireChanges(_Strict):
 class WireReport(_Strict):
     """A ``SandboxReport`` as JSON (``SandboxReport.as_dict``), every field bounded."""
 
-    mechanism: Literal["bwrap", "none"]
+    mechanism: Literal["bwrap", "none", "kubernetes-job"]
+    """``kubernetes-job`` only from a workspace Job's pod (``libs/sandbox/job``); the caller accepts only the
+    mechanisms of the backend it asked (``answer.accept_answer``)."""
     network_isolation: Text
     filesystem_isolation: Text
     process_limit: Text

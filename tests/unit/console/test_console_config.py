@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from modelguard.cli import main
-from modelguard.console.config import TOKEN_ENV, TOKEN_FILE_ENV, ConsoleConfigError, console_config
+from modelguard.console.config import (
+    CONTEXT_METRICS_ENV,
+    TOKEN_ENV,
+    TOKEN_FILE_ENV,
+    ConsoleConfigError,
+    console_config,
+)
 
 TOKEN = "0123456789abcdef-token"
 
@@ -66,3 +72,16 @@ def test_the_command_refuses_in_one_line_with_exit_2(
     err = capsys.readouterr().err
     assert "nothing has run from" in err and TOKEN not in err
     assert not (tmp_path / "nothing-ran").exists()
+
+
+def test_the_context_metrics_url_is_http_with_a_host_and_no_credentials() -> None:
+    url = "http://modelguard-context:8080/metrics"
+    assert console_config({TOKEN_ENV: TOKEN}, context_metrics=url).context_metrics == url
+    assert console_config({TOKEN_ENV: TOKEN, CONTEXT_METRICS_ENV: url}).context_metrics == url
+    assert console_config({TOKEN_ENV: TOKEN}).context_metrics is None  # then the embedded stack's, if it runs
+    for bad in ("file:///etc/passwd", "javascript:alert(1)", "http://", "gopher://context/metrics", "context:8080"):
+        with pytest.raises(ConsoleConfigError, match="not an http"):
+            console_config({TOKEN_ENV: TOKEN}, context_metrics=bad)
+    with pytest.raises(ConsoleConfigError, match="no credentials in the URL") as refused:
+        console_config({TOKEN_ENV: TOKEN}, context_metrics="https://scraper:s3cret@context:8080/metrics")
+    assert "s3cret" not in str(refused.value)

@@ -20,11 +20,15 @@ def test_committed_schemas_match_the_models() -> None:
 
 
 def test_drift_is_detected(tmp_path: Path) -> None:
-    manifest = tmp_path / "topics.yaml"
-    manifest.write_text(topics_manifest().replace("partitions: 6", "partitions: 1", 1))
+    manifest = tmp_path / "contract-topics.yaml"
+    manifest.write_text(topics_manifest().replace("  - modelguard.published.v1\n", "", 1))
     for name, text in generated_files().items():
         (tmp_path / name).write_text(text)
     schema = tmp_path / "RegressionDetected.v1.schema.json"
     schema.write_text(schema.read_text().replace('"gate"', '"gates"', 1))
     (tmp_path / "Removed.v1.schema.json").write_text("{}")
-    assert drifted(tmp_path, manifest) == ["RegressionDetected.v1.schema.json", "Removed.v1.schema.json", "topics.yaml"]
+    assert drifted(tmp_path, manifest) == [
+        "RegressionDetected.v1.schema.json",
+        "Removed.v1.schema.json",
+        "contract-topics.yaml",
+    ]

@@ -104,11 +104,15 @@ def test_the_console_reads_the_home_read_only_behind_its_token_on_loopback() -> 
     console = _compose()["services"]["console"]
     assert console["command"] == ["python", "-m", "modelguard", "console", "--host", "0.0.0.0", "--port", "8080"]
     assert (console["image"], console["user"], console["read_only"]) == ("modelguard:0.1.0", "10001:10001", True)
-    assert console["volumes"] == ["modelguard-home:/var/lib/modelguard:ro"]
+    assert console["volumes"] == ["modelguard-home:/var/lib/modelguard:ro", "key-registry:/etc/modelguard/keys:ro"]
     assert console["environment"]["MODELGUARD_CONSOLE_TOKEN"].startswith("${MODELGUARD_CONSOLE_TOKEN:?")
     assert console["ports"] == ["127.0.0.1:8089:8080"]  # the console's own port is the one /readyz is probed on
     assert "http://127.0.0.1:8080/readyz" in " ".join(console["healthcheck"]["test"])
     assert "graphviz" in (REPO_ROOT / "Dockerfile").read_text()
+    # the MCL intake's counts: the context service's health port, where every service serves /metrics
+    services = _compose()["services"]
+    assert console["environment"]["MODELGUARD_CONSOLE_CONTEXT_METRICS_URL"] == "http://context:8080/metrics"
+    assert services["context"]["environment"]["MODELGUARD_HEALTH_PORT"] == "8080"
 
 
 def test_what_the_dockerfile_copies_exists_and_is_not_docker_ignored() -> None:
@@ -147,19 +151,21 @@ def test_the_init_step_provisions_keys_policies_and_topics_once(tmp_path: Path) 
     from libs.signing.keys import KeyRegistry
     from tests.support.broker import kafka_broker
 
-    keys = tmp_path / "home" / "keys"
+    keys = tmp_path / "key-volumes"  # one folder per compose volume: key-registry, key-<service>
     init = [sys.executable, str(REPO_ROOT / "deploy" / "compose" / "init.py")]
     with kafka_broker(tmp_path) as bootstrap:
         env = {**os.environ, "MODELGUARD_HOME": str(tmp_path / "home"), "MODELGUARD_KAFKA_BOOTSTRAP": bootstrap}
-        env["PYTHONPATH"] = str(REPO_ROOT)
+        env |= {"PYTHONPATH": str(REPO_ROOT), "MODELGUARD_COMPOSE_KEY_VOLUMES": str(keys)}
         first = subprocess.run(init, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
-        provisioned = {p.name: p.read_bytes() for p in keys.glob("*.key")}
+        provisioned = {p.name: p.read_bytes() for p in keys.glob("*/*.key")}
         again = subprocess.run(init, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
 
     assert first.returncode == 0, first.stderr
     assert {name.removesuffix(".key") for name in provisioned} == {*SERVICES, "reporter"}
-    assert len(KeyRegistry.load(keys / "registry.json")) == len(SERVICES) + 1
+    assert all((keys / name.removesuffix(".key") / name).is_file() for name in provisioned), "a volume per key"
+    assert len(KeyRegistry.load(keys / "registry" / "registry.json")) == len(SERVICES) + 1
     assert list((tmp_path / "home" / "policies").glob("*.yaml"))
+    assert not (tmp_path / "home" / "keys").exists(), "nothing on the shared home volume"
     assert first.stdout.strip().endswith(f"{len(all_topics())} topics created")
     assert again.returncode == 0 and again.stdout.strip().endswith(" 0 topics created")
-    assert {p.name: p.read_bytes() for p in keys.glob("*.key")} == provisioned, "keys are kept, not regenerated"
+    assert {p.name: p.read_bytes() for p in keys.glob("*/*.key")} == provisioned, "keys are kept, not regenerated"

@@ -17,6 +17,7 @@ import yaml
 from libs.bundle.effective_policy import read_central_policy
 from libs.model_policies.onboarding import OnboardingPolicy
 from libs.model_policies.pins import PolicyPins
+from libs.state.sqlite_state import SqliteState
 from services.detector.policy_catalog import PolicyCatalog, PolicyFolder
 from tests.support.github_action import ActionRun, run_action
 from tests.unit.deploy.loopback_ingestion import TOKEN, LoopbackIngestion, loopback_ingestion
@@ -68,7 +69,7 @@ def _repository(root: Path, base_policy: float | None, candidate_policy: float |
 def _catalog(root: Path, submitted_for: tuple[str, ...]) -> PolicyCatalog:
     (root / "policies").mkdir(exist_ok=True)
     onboarding = OnboardingPolicy(submitted_policies_for=submitted_for, max_tolerance=0.05)
-    pins = PolicyPins(root / "pins.sqlite")
+    pins = PolicyPins.of(SqliteState(lambda service: root / service))
     return PolicyCatalog(PolicyFolder(root / "policies"), pins, read_central_policy(), onboarding)
 
 

@@ -1,11 +1,10 @@
-"""The workspace runner's deployment (deploy/kubernetes/runner.yaml, docker-compose.yml): a pod that holds nothing
-worth stealing (no Secret, no key registry, no service-account token, no service links), reaches nothing (every
-egress denied) and is reached only by the services that run workspace code, the only pod with bubblewrap's relaxed
-profile, probed; and the diagnoser, the validator and the detector pointed at it.
+"""The workspace runner's deployment (the Helm chart's templates/runner.yaml, docker-compose.yml): a pod that holds
+nothing worth stealing (no Secret, no key registry, no service-account token, no service links), reaches nothing
+(every egress denied) and is reached only by the services that run workspace code, the only pod with bubblewrap's
+relaxed profile, probed; and the diagnoser, the validator and the detector pointed at it.
 
-The base's resources are read as kustomize lists them (the base has no patches), so this needs no kubectl;
-tests/unit/deploy/test_deploy_kubernetes.py validates every file against the Kubernetes 1.30 schemas and renders
-each variant where kubectl is installed."""
+The chart is rendered by a real helm (tests/support/helm.py); tests/unit/deploy/test_helm_chart.py validates every
+object against the Kubernetes 1.30 schemas."""
 
 from __future__ import annotations
 
@@ -17,19 +16,15 @@ import yaml
 
 from libs.settings import load_runner_settings
 from modelguard.stack import REPO_ROOT, SERVICES
+from tests.support.helm import NAMESPACE, render
 
-BASE = REPO_ROOT / "deploy" / "kubernetes"
 COMPOSE = REPO_ROOT / "docker-compose.yml"
 RUNNER = "modelguard-runner"
 CALLERS = {"modelguard-diagnoser", "modelguard-validator", "modelguard-detector"}
 
 
 def _base() -> list[dict[str, Any]]:
-    kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
-    documents: list[dict[str, Any]] = []
-    for name in kustomization["resources"]:
-        documents += [d for d in yaml.safe_load_all((BASE / name).read_text()) if d]
-    return documents
+    return render()
 
 
 def _of(kind: str, documents: list[dict[str, Any]] | None = None) -> dict[tuple[str, str], dict[str, Any]]:
@@ -50,7 +45,7 @@ def _env(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_runners_objects_are_valid_kubernetes_1_30() -> None:
-    documents = [d for d in yaml.safe_load_all((BASE / "runner.yaml").read_text()) if d]
+    documents = [d for d in _base() if d["metadata"].get("namespace") == RUNNER or d["metadata"]["name"] == RUNNER]
     assert {d["kind"] for d in documents} == {"Namespace", "Deployment", "Service", "NetworkPolicy"}
     for document in documents:
         kubernetes_validate.validate(document, "1.30.0", strict=True)
@@ -90,7 +85,9 @@ def test_only_the_runner_gets_the_profile_bubblewrap_needs() -> None:
         assert "appArmorProfile" not in spec["securityContext"] and "hostUsers" not in spec, name
         assert "procMount" not in spec["containers"][0]["securityContext"], name
     namespaces = {name: d["metadata"]["labels"] for (_, name), d in _of("Namespace").items()}
-    assert namespaces["modelguard"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    # the release's own namespace is the operator's (helm install --namespace): docs/deploy.md labels it restricted,
+    # and test_helm_chart.py checks every pod there against the restricted standard
+    assert set(namespaces) == {RUNNER} and RUNNER != NAMESPACE
     assert namespaces["modelguard-runner"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
@@ -110,8 +107,8 @@ def _selects(policy: dict[str, Any], labels: dict[str, str]) -> bool:
     if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
         return False
     for expression in selector.get("matchExpressions", []):
-        assert expression["operator"] == "In"
-        if labels.get(expression["key"]) not in expression["values"]:
+        assert expression["operator"] in ("In", "NotIn")
+        if (labels.get(expression["key"]) in expression["values"]) != (expression["operator"] == "In"):
             return False
     return True
 
@@ -130,11 +127,11 @@ def test_the_runner_reaches_nothing_and_only_the_three_callers_reach_it() -> Non
     by_port = {port["port"]: rule for rule in rules for port in rule["ports"]}
     assert set(by_port) == {8080, 8090}
     [source] = by_port[8090]["from"]
-    assert source["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "modelguard"}}
+    assert source["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": NAMESPACE}}
     [expression] = source["podSelector"]["matchExpressions"]
     assert (expression["key"], set(expression["values"])) == ("app.kubernetes.io/name", CALLERS)
     assert "from" not in by_port[8080], "the probes come from the node"
-    callers_out = [p for (namespace, _), p in policies.items() if namespace == "modelguard" and "egress" in p["spec"]]
+    callers_out = [p for (namespace, _), p in policies.items() if namespace == NAMESPACE and "egress" in p["spec"]]
     for caller in CALLERS:
         caller_labels = _deployments()[caller]["spec"]["template"]["metadata"]["labels"]
         reach = [

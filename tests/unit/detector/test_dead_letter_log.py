@@ -9,6 +9,7 @@ from pathlib import Path
 
 from libs.bus.dead_letters import dead_letter_of
 from libs.bus.headers import dead_letter_headers
+from libs.state.sqlite_state import SqliteState
 from services.detector.dead_letter_log import DeadLetterLog, RefusedInput
 
 
@@ -23,7 +24,7 @@ def _record(incident: bytes | None, run_id: str, reason: str = "handler-error") 
 
 
 def test_a_dead_letter_is_kept_once_by_its_place_and_found_by_incident_and_run(tmp_path: Path) -> None:
-    log = DeadLetterLog(tmp_path / "dead_letters.sqlite")
+    log = DeadLetterLog.of(SqliteState(lambda service: tmp_path / service), "detector")
     first = dead_letter_of(*_record(b"inc-0000000000000001", "ci-1"))
 
     assert log.record("dlq/0@0", first) is True
@@ -40,7 +41,8 @@ def test_a_dead_letter_is_kept_once_by_its_place_and_found_by_incident_and_run(t
     assert log.of_run("inc-0000000000000002", "ci-1") == []
     log.close()
 
-    reopened = DeadLetterLog(tmp_path / "dead_letters.sqlite")
+    assert (tmp_path / "detector" / "dead_letters.sqlite").is_file()
+    reopened = DeadLetterLog.of(SqliteState(lambda service: tmp_path / service), "detector")
     assert len(reopened.of_run("inc-0000000000000001", "ci-1")) == 1
     reopened.close()
 

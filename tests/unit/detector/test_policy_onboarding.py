@@ -15,6 +15,7 @@ from libs.model_policies.onboarding import OnboardingPolicy
 from libs.model_policies.pins import PinConflict, PolicyPins
 from libs.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
 from libs.policy import parse_policy
+from libs.state.sqlite_state import SqliteState
 from services.detector.policy_catalog import PolicyCatalog, PolicyFolder
 
 MODEL = "urn:li:mlModel:(urn:li:dataPlatform:sagemaker,parcel-eta-gbm,PROD)"
@@ -113,7 +114,9 @@ def test_hostile_or_broken_bytes_are_refused_in_one_line(central: dict[str, Any]
 def _catalog(tmp_path: Path, central: dict[str, Any], onboarding: OnboardingPolicy = OPEN) -> PolicyCatalog:
     folder = tmp_path / "policies"
     folder.mkdir(exist_ok=True)
-    return PolicyCatalog(PolicyFolder(folder), PolicyPins(tmp_path / "pins.sqlite"), central, onboarding)
+    return PolicyCatalog(
+        PolicyFolder(folder), PolicyPins.of(SqliteState(lambda service: tmp_path / service)), central, onboarding
+    )
 
 
 def test_the_first_submission_is_pinned_and_a_pull_request_cannot_loosen_it(
@@ -186,11 +189,12 @@ def test_the_platform_lists_and_removes_pins_with_the_cli(
     tmp_path: Path, central: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from libs.settings import load_settings
+    from libs.state.open_state import state_database
     from modelguard.cli import main
 
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
     assert main(["policy", "pins"]) == 2 and "no pinned policies" in capsys.readouterr().err
-    pins = PolicyPins(load_settings().state_dir("detector") / "policy_pins.sqlite")
+    pins = PolicyPins.of(state_database(load_settings()))
     first = checked_submission(_raw(_model_policy()), MODEL, central, OPEN)
     pins.pin(first)
     assert main(["policy", "pins"]) == 0
