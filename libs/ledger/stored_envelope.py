@@ -66,8 +66,10 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
 
 def _canonical_envelope(envelope: DsseEnvelope) -> bytes:
     """`envelope_bytes(envelope)`, written out directly when every string in it needs no JSON escape (base64, key
-    ids, the payload type): keys in sorted order, no whitespace, exactly what canonical JSON gives."""
-    strings = [envelope.payload, envelope.payloadType, *(t for s in envelope.signatures for t in (s.keyid, s.sig))]
+    ids, the payload type): keys in sorted order, no whitespace, exactly what canonical JSON gives. Only for an
+    envelope whose payload `base64.b64decode(validate=True)` accepted."""
+    # the payload passed base64's strict decoding: only its alphabet; the rest is short
+    strings = [envelope.payloadType, *(t for s in envelope.signatures for t in (s.keyid, s.sig))]
     if not all(_PLAIN.fullmatch(t) for t in strings):
         return envelope_bytes(envelope)
     signatures = ",".join(f'{{"keyid":"{s.keyid}","sig":"{s.sig}"}}' for s in envelope.signatures)
