@@ -39,6 +39,8 @@ _INCIDENT_EVENTS = _ROW + " WHERE incident_id = :incident_id ORDER BY sequence"
 _EVENTS_AFTER = _ROW + " WHERE position > :position ORDER BY position LIMIT :limit"
 _EVENT = _ROW + " WHERE incident_id = :incident_id AND event_id = :event_id LIMIT 1"
 _EVENT_WITH_DIGEST = _ROW + " WHERE incident_id = :incident_id AND envelope_digest = :digest LIMIT 1"
+_ANY_EVENT = _ROW + " WHERE event_id = :event_id LIMIT 1"
+_ANY_EVENT_WITH_DIGEST = _ROW + " WHERE envelope_digest = :digest LIMIT 1"
 _STORED = "SELECT incident_id, event_id FROM ledger_events WHERE incident_id = :incident_id AND event_id = :event_id"
 _RANGE_ENTRIES = (
     "SELECT position, incident_id, sequence, hash FROM ledger_events WHERE position > :position AND position <= :upto "
@@ -167,14 +169,22 @@ class LedgerStore:
         found = self._rows.fetch(_OLDEST_AFTER, {"position": position})
         return _moment(found[0][0]) if found else None
 
-    def event(self, incident_id: str, event_id: str) -> LedgerRow | None:
-        """An event of an incident by its id (the incident's own index holds it)."""
-        found = self._rows.fetch(_EVENT, {"incident_id": incident_id, "event_id": event_id})
+    def event(self, event_id: str, incident_id: str | None = None) -> LedgerRow | None:
+        """An event by its id. Give its incident: the incident's own index finds it; without it a ledger of the
+        current layout reads every row (one created before has an index on the id alone)."""
+        if incident_id is None:
+            found = self._rows.fetch(_ANY_EVENT, {"event_id": event_id})
+        else:
+            found = self._rows.fetch(_EVENT, {"incident_id": incident_id, "event_id": event_id})
         return _row(found[0]) if found else None
 
-    def event_with_digest(self, incident_id: str, envelope_digest: str) -> LedgerRow | None:
-        """The incident's event whose envelope has this sha256: how an input digest is followed back to its event."""
-        found = self._rows.fetch(_EVENT_WITH_DIGEST, {"incident_id": incident_id, "digest": envelope_digest})
+    def event_with_digest(self, envelope_digest: str, incident_id: str | None = None) -> LedgerRow | None:
+        """The event whose envelope has this sha256: how an input digest is followed back to its event. Give its
+        incident, as for `event`."""
+        if incident_id is None:
+            found = self._rows.fetch(_ANY_EVENT_WITH_DIGEST, {"digest": envelope_digest})
+        else:
+            found = self._rows.fetch(_EVENT_WITH_DIGEST, {"incident_id": incident_id, "digest": envelope_digest})
         return _row(found[0]) if found else None
 
     def count(self) -> int:

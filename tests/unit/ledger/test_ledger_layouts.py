@@ -47,8 +47,8 @@ def _exercise(path: Path, keys: SampleKeys) -> None:
         assert [r.appended for r in again] == [False, True, True, False]
         assert (again[0].sequence, again[3].sequence) == (4, 1)
         a = sample_incident_id("l1")
-        assert store.event(a, first[2].event.meta.event_id).sequence == 3  # type: ignore[union-attr]
-        assert store.event_with_digest(a, first[5].digest).sequence == 6  # type: ignore[union-attr]
+        assert store.event(first[2].event.meta.event_id, a).sequence == 3  # type: ignore[union-attr]
+        assert store.event_with_digest(first[5].digest, a).sequence == 6  # type: ignore[union-attr]
         assert store.stored_event_ids([(a, first[0].event.meta.event_id), (a, second[0].event.meta.event_id)]) == {
             first[0].event.meta.event_id
         }

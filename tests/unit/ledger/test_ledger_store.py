@@ -58,12 +58,14 @@ def test_incident_heads_and_reading_after_a_position(store: LedgerStore, keys: S
     assert store.count() == 9
     assert store.head_position() == 9
     b, a = sample_incident_id("b"), sample_incident_id("a")
-    assert store.event(b, second[1].event.meta.event_id).sequence == 2  # type: ignore[union-attr]
-    assert store.event(a, second[1].event.meta.event_id) is None  # not this incident's
-    assert store.event(b, "0" * 32) is None
-    assert store.event_with_digest(a, first[2].digest).event_id == first[2].event.meta.event_id  # type: ignore[union-attr]
-    assert store.event_with_digest(b, first[2].digest) is None
-    assert store.event_with_digest(a, "0" * 64) is None
+    assert store.event(second[1].event.meta.event_id, b).sequence == 2  # type: ignore[union-attr]
+    assert store.event(second[1].event.meta.event_id, a) is None  # not this incident's
+    assert store.event("0" * 32, b) is None
+    assert store.event_with_digest(first[2].digest, a).event_id == first[2].event.meta.event_id  # type: ignore[union-attr]
+    assert store.event_with_digest(first[2].digest, b) is None
+    assert store.event_with_digest("0" * 64, a) is None
+    assert store.event(second[1].event.meta.event_id).sequence == 2  # type: ignore[union-attr]  # without its incident
+    assert store.event_with_digest(first[2].digest).event_id == first[2].event.meta.event_id  # type: ignore[union-attr]
 
 
 def test_an_empty_ledger(store: LedgerStore) -> None:

@@ -64,7 +64,7 @@ def test_positions_returned_are_the_rows_positions_after_another_writer(db_path:
 
         assert [r.position for r in mine] == [1, 2]
         assert [r.position for r in later] == [7]
-        assert a.event(first[2].event.meta.incident_id, first[2].event.meta.event_id).position == 7  # type: ignore[union-attr]
+        assert a.event(first[2].event.meta.event_id, first[2].event.meta.incident_id).position == 7  # type: ignore[union-attr]
 
 
 def test_a_batch_the_database_refuses_halfway_leaves_nothing_behind_and_the_next_one_chains_on(
