@@ -36,7 +36,9 @@ class TrialRunner:
     scrub: tuple[Path, ...] = ()
     """Folders whose paths are taken out of failure texts (scratch folders), so reports are stable."""
     cache: EvaluationCache | None = None
-    """Evaluations measured before, by this diagnosis or any service of the home: read, not run again."""
+    """Evaluations measured before by any service of the home: read, not run again. A read counts as an evaluation
+    of this diagnosis and is reported as one (its value is what the sandbox measured): the report is the same
+    whether the sandbox ran it now or before."""
     records: list[TrialOutcome] = field(default_factory=list)
     _cache: dict[str, TrialOutcome] = field(default_factory=dict)
     _executed: int = 0
@@ -89,25 +91,22 @@ class TrialRunner:
         return self.run([trial])[0]
 
     def _execute(self, digest: str, trial: Trial) -> TrialOutcome:
-        started, cached = time.monotonic(), False
+        """One trial's evaluation, measured now or read from the shared cache: the same outcome either way (the
+        diagnosis must not depend on what ran before it), so both count as this diagnosis's evaluations."""
+        with self._lock:
+            self._executed += 1
+        started = time.monotonic()
         try:
             if self.cache is not None:
                 lookup = self.cache.evaluate(trial.tree, trial.window, self.workspace, self.gate, content=digest)
-                evaluation, cached = lookup.evaluation, lookup.cached
+                evaluation = lookup.evaluation
             else:
                 evaluation = evaluate_model(trial.tree, trial.window, self.workspace, self.gate)
         except EVALUATION_ERRORS as error:
-            self._count()
             return TrialOutcome(trial.name, None, self._failure_text(error), None, _since(started), False, digest)
-        if not cached:
-            self._count()
         metric = evaluation.metrics.get(self.gate.metric)
         failure = None if metric is not None else f"the evaluation printed no {self.gate.metric!r} metric"
-        return TrialOutcome(trial.name, metric, failure, evaluation.scored, _since(started), cached, digest)
-
-    def _count(self) -> None:
-        with self._lock:
-            self._executed += 1
+        return TrialOutcome(trial.name, metric, failure, evaluation.scored, _since(started), False, digest)
 
     def _failure_text(self, error: BaseException) -> str:
         """The end of the error, without scratch paths (they differ from run to run, the report must not)."""
