@@ -41,7 +41,7 @@ def unfinished_last_events(store: LedgerStore, registry: KeyRegistry, incident_i
         projection = projections[head.incident_id]
         if projection.last_event_type in TERMINAL:
             continue
-        row = store.event(projection.last_event_id)
+        row = store.event(projection.last_event_id, head.incident_id)
         if row is None:  # appended between the replay and this read: the incident moved on by itself
             continue
         signed = open_envelope(row.envelope_bytes, registry)

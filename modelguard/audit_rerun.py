@@ -150,7 +150,7 @@ def _rerun_one(logged: SignedEvent, store: LedgerStore, registry: KeyRegistry, d
 
 def _logged_cause(logged: SignedEvent, store: LedgerStore, registry: KeyRegistry) -> tuple[SignedEvent | None, str]:
     cause_id = logged.event.meta.causation_id
-    cause_row = store.event(cause_id) if cause_id else None
+    cause_row = store.event(cause_id, logged.event.meta.incident_id) if cause_id else None
     if cause_row is None:
         return None, f"its cause {cause_id} is not in the ledger"
     try:

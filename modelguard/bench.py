@@ -1,8 +1,10 @@
 """`make bench`: synthetic incidents through the embedded stack, and the ledger's own rates.
 
 Each synthetic incident is the churn evaluation (computed once, as the model's CI would) reported under
-its own synthetic candidate commit id, so every incident runs every phase for real: context, diagnosis
-(features on both trees), repair, validation (tests, evaluation, data check) and publication.
+its own synthetic candidate commit id, its two snapshots made its own by one file naming the incident, so
+every incident runs every phase for real (no evaluation of one incident is another's): context, diagnosis
+(features on both trees), repair, validation (tests, evaluation, data check) and publication. Each incident's
+time is then split into its workspace commands and ModelGuard's own (`pipeline_overhead`).
 Figures are printed, never asserted: speed targets live here, not in timed tests.
 """
 
@@ -10,8 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import os
 import shutil
+import statistics
+import tarfile
 import tempfile
 import time
 from collections import defaultdict
@@ -19,18 +24,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from contracts.common import ArtifactRef
 from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactStore
 from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.ledger.bench import bench_ledger
-from libs.ledger.local_postgres import PostgresUnavailable, throwaway_cluster
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
+from modelguard.bench_ledger import bench_ledger
 from modelguard.broker_restart import republish_once, run_broker_restart
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
+from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
+from modelguard.pipeline_overhead import IncidentTime, Spans, incident_times, measured_twice, read_spans
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.summary import PHASE_OF
@@ -46,6 +54,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
+    """The snapshot with one more file, naming the incident: the same code, another tree."""
+    out = io.BytesIO()
+    with (
+        tarfile.open(fileobj=io.BytesIO(artifacts.get(snapshot)), mode="r:") as given,
+        tarfile.open(fileobj=out, mode="w:") as made,
+    ):
+        for member in given.getmembers():
+            made.addfile(member, given.extractfile(member) if member.isfile() else None)
+        text = f"bench incident {incident}\n".encode()
+        marker = tarfile.TarInfo("BENCH_INCIDENT")
+        marker.size = len(text)
+        made.addfile(marker, io.BytesIO(text))
+    return artifacts.put(out.getvalue(), snapshot.media_type)
+
+
 def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
     metric = load_bundle(CHURN).spec.gate.metric
     artifacts = artifact_store(settings)
@@ -54,15 +78,23 @@ def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
     reports = []
     for i in range(n):
         commit = hashlib.sha1(f"bench-{i}-{evaluation.workspace.candidate_commit}".encode()).hexdigest()
-        workspace = evaluation.workspace.model_copy(update={"candidate_commit": commit})
+        workspace = evaluation.workspace.model_copy(
+            update={
+                "candidate_commit": commit,
+                "base_snapshot": _own_snapshot(artifacts, evaluation.workspace.base_snapshot, i),
+                "candidate_snapshot": _own_snapshot(artifacts, evaluation.workspace.candidate_snapshot, i),
+            }
+        )
         synthetic = evaluation.model_copy(update={"run_id": f"bench-{i}", "workspace": workspace})
         reports.append(sign_report(synthetic, metric, key))
     return reports
 
 
-def wait_all(store: LedgerStore, registry: KeyRegistry, incidents: list[str], timeout_s: float) -> dict[str, list]:
+def wait_all(
+    store: LedgerStore, registry: KeyRegistry, incidents: list[str], timeout_s: float
+) -> dict[str, list[SignedEvent]]:
     deadline = time.monotonic() + timeout_s
-    done: dict[str, list] = {}
+    done: dict[str, list[SignedEvent]] = {}
     while len(done) < len(incidents) and time.monotonic() < deadline:
         for incident in incidents:
             if incident not in done:
@@ -104,6 +136,37 @@ def pipeline_figures(done: dict[str, list[SignedEvent]]) -> PipelineFigures:
             previous_end = finished
         service[phase] = durations
     return PipelineFigures(latency, service, end_to_end)
+
+
+def overhead_lines(times: list[IncidentTime], spans: Spans) -> list[str]:
+    """Each incident's own work split into the workspace's commands and ModelGuard's, and what ran how often."""
+    if not times:
+        return ["\nno incident finished: nothing to split"]
+    ms = [1000 * t.overhead for t in times]
+    lines = [
+        f"\nwhere an incident's own work goes (queueing excluded; p50 over {len(times)} incidents):",
+        f"  own work {percentile([t.own_work for t in times], 0.5):.2f} s = workspace commands "
+        f"{percentile([t.commands for t in times], 0.5):.2f} s + ModelGuard {percentile(ms, 0.5):.0f} ms "
+        f"(p95 {percentile(ms, 0.95):.0f} ms)",
+        "  ModelGuard by phase, p50 ms: "
+        + "  ".join(
+            f"{phase} {percentile([1000 * t.by_phase.get(phase, 0.0) for t in times], 0.5):.0f}"
+            for phase in ("detect", "context", "diagnose", "repair", "validate", "publish")
+        ),
+        "workspace commands per incident (median runs, median seconds in all):",
+    ]
+    for service, label in sorted({k for t in times for k in t.runs}):
+        runs = statistics.median(t.runs.get((service, label), 0) for t in times)
+        seconds = statistics.median(t.command_seconds.get((service, label), 0.0) for t in times)
+        lines.append(f"  {service:10} {label:28} {runs:4.0f}  {seconds:7.2f}")
+    evaluations = spans.evaluations
+    twice = measured_twice(evaluations)
+    measured = sum(not e.cached for e in evaluations)
+    lines.append(
+        f"evaluations: {len(evaluations)} asked, {measured} measured, {len(evaluations) - measured} read from the "
+        f"cache; keys measured twice: {len(twice) or 'none'}"
+    )
+    return lines
 
 
 def fresh_home(out: Path) -> Settings:
@@ -170,6 +233,8 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         )
     e2e = figures.end_to_end
     print(f"{'end-to-end':10} {percentile(e2e, 0.5):12.3f} {percentile(e2e, 0.95):8.3f}")
+    spans = read_spans(settings.trace_file or settings.home / "traces.jsonl")
+    print("\n".join(overhead_lines(incident_times(done, spans), spans)))
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")

@@ -47,7 +47,7 @@ def cross_check(
     links: list[LedgerLink] = []
     problems: list[str] = []
     for index, link in enumerate(predicate.chain, start=1):
-        row = store.event_with_digest(link.digest)
+        row = store.event_with_digest(link.digest, predicate.incident_id)
         if row is None:
             problems.append(f"chain event {index} (sha256 {link.digest[:16]}..) is not in the ledger")
             continue

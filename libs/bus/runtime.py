@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from contracts.meta import EventMeta
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from libs.bus.batch_sink import MAX_RECORDS, WAIT_MS, BatchSink, consume_batch
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_lag import sample_lag_forever
@@ -106,6 +107,9 @@ class ServiceDefinition:
     timers: tuple[Timer, ...] = ()
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     collectors: tuple[Collector, ...] = ()
+    batch_sink: BatchSink | None = None
+    """With a sink: the consumer hands it each poll whole instead (``libs/bus/batch_sink``); ``sink`` stays for a
+    caller holding one event."""
     """The service's own Prometheus metrics, served on ``/metrics`` beside every service's (``libs/bus/prometheus``)."""
 
     @property
@@ -195,6 +199,9 @@ class ServiceRuntime:
             on_shutdown=[self._going_down],
             logger=logging.getLogger(FASTSTREAM_LOGGER),
         )
+        polls: dict[str, Any] = (
+            {"batch": True, "max_records": MAX_RECORDS, "batch_timeout_ms": WAIT_MS} if definition.batch_sink else {}
+        )
         self.broker.subscriber(
             *definition.topics,
             group_id=f"modelguard-{definition.name}",
@@ -203,7 +210,8 @@ class ServiceRuntime:
             heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
             max_poll_interval_ms=15 * 60 * 1000,
             ack_policy=AckPolicy.NACK_ON_ERROR,
-        )(self.on_message)
+            **polls,
+        )(self.on_batch if definition.batch_sink else self.on_message)
         for external in definition.external:
             if self.external_broker is None:
                 self._subscribe_external(external, external.topics, self.broker, settings.kafka)
@@ -500,6 +508,11 @@ class ServiceRuntime:
     async def _done(self, event_id: str, envelopes: list[bytes], keeping: asyncio.Task[None]) -> None:
         keeping.cancel()
         await asyncio.to_thread(self.processed.mark, event_id, envelopes, self.replica)
+
+    async def on_batch(self, msg: KafkaMessage) -> None:
+        assert self.definition.batch_sink is not None
+        tracer = self.telemetry.tracer_provider.get_tracer("modelguard.bus")
+        await consume_batch(self, self.definition.batch_sink, msg.raw_message, msg.consumer, tracer)
 
     def _external_consumer(self, external: ExternalInput) -> Callable[[KafkaMessage], Awaitable[None]]:
         async def on_external(msg: KafkaMessage) -> None:

@@ -22,23 +22,30 @@ _POSITION = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class LedgerEvent(SQLModel, table=True):
+    """One event. Both unique keys lead with the incident, so an incident's entries sit together in each index and
+    a batch of appends touches few index pages: `(incident_id, sequence)` is the chain, `(incident_id, event_id)`
+    makes a repeat a no-op (an event id names its incident: it is a digest over it). Events are looked up by id or
+    envelope digest within their incident. A ledger created before this layout keeps its own unique `event_id` and
+    its `envelope_digest` index; every query here works on both layouts."""
+
     __tablename__ = EVENTS_TABLE
     __table_args__ = (
         UniqueConstraint("incident_id", "sequence", name="uq_ledger_events_incident_sequence"),
+        UniqueConstraint("incident_id", "event_id", name="uq_ledger_events_incident_event"),
         {"sqlite_autoincrement": True},
     )
 
     position: int | None = Field(default=None, primary_key=True, sa_type=_POSITION)
     incident_id: str = Field(max_length=64)
     sequence: int = Field(ge=1)
-    event_id: str = Field(max_length=64, unique=True)
+    event_id: str = Field(max_length=64)
     event_type: str = Field(max_length=64)
     event_version: str = Field(max_length=16)
     producer: str = Field(max_length=64)
     signer_keyid: str = Field(max_length=128)
     causation_id: str | None = Field(default=None, max_length=64)
     envelope: str = Field(sa_type=Text)
-    envelope_digest: str = Field(max_length=64, index=True)
+    envelope_digest: str = Field(max_length=64)
     prev_hash: str = Field(max_length=64)
     hash: str = Field(max_length=64)
     appended_at: datetime = Field(sa_type=DateTime(timezone=True))

@@ -10,6 +10,7 @@ from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
 from libs.policy import ModelPolicy
 from libs.workspace.commands import WorkspaceCommandFailed
+from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.materialize import materialized_workspace
 from libs.workspace.model_evaluation import evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut
@@ -20,7 +21,9 @@ from services.detector.handler import Referee, RefereedMetrics, RefereeEnvironme
 FAILURES = (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError)
 
 
-def artifact_referee(artifacts: ArtifactStore, scratch: Path) -> Referee:
+def artifact_referee(artifacts: ArtifactStore, scratch: Path, cache: EvaluationCache | None = None) -> Referee:
+    """``cache``: evaluations measured before (by this service or another of the same home) are not run again."""
+
     def referee(evaluation: EvaluationReported, policy: ModelPolicy) -> RefereedMetrics:
         try:
             with materialized_workspace(artifacts, evaluation.workspace, scratch) as workspace:
@@ -30,7 +33,11 @@ def artifact_referee(artifacts: ArtifactStore, scratch: Path) -> Referee:
                     ("candidate", workspace.candidate, workspace.incident),
                 ):
                     try:
-                        figures[name] = evaluate_model(tree, window, policy.workspace, policy.gate).metrics
+                        figures[name] = (
+                            cache.evaluate(tree, window, policy.workspace, policy.gate).evaluation
+                            if cache is not None
+                            else evaluate_model(tree, window, policy.workspace, policy.gate)
+                        ).metrics
                     except EnvironmentUnavailable as error:
                         raise RefereeEnvironmentFailed(
                             name,

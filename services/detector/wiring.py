@@ -12,6 +12,7 @@ from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.state.open_state import state_database
 from libs.version import MODELGUARD_VERSION
+from libs.workspace.evaluation_cache import shared_evaluation_cache
 from services.detector.gate import MetricMissing
 from services.detector.handler import NoPolicy, RefereeFailed, detect
 from services.detector.policy_catalog import LoadedPolicy, detector_catalog
@@ -23,7 +24,7 @@ NAME = "detector"
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     artifacts = artifact_store(settings)
     policies = detector_catalog(settings.policy_dir, state_database(settings), settings.central_policy)
-    referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch")
+    referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch", shared_evaluation_cache(settings))
 
     def store_policy(loaded: LoadedPolicy) -> PolicyRef:
         return PolicyRef(name=loaded.policy.name, artifact=artifacts.put(loaded.raw, "application/yaml"))

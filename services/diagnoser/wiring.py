@@ -10,6 +10,7 @@ from libs.events.codec import SignedEvent
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
+from libs.workspace.evaluation_cache import shared_evaluation_cache
 from libs.workspace.incident_workspace import incident_workspace
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.inputs import IncidentInputs, MetadataChangeRecord
@@ -41,6 +42,7 @@ def change_records(context: ContextSnapshot | None) -> tuple[MetadataChangeRecor
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     artifacts = artifact_store(settings)
     scratch = settings.state_dir(NAME) / "scratch"
+    evaluations = shared_evaluation_cache(settings)
 
     def handle(signed: SignedEvent) -> list:
         collected: ContextCollected = signed.event.payload
@@ -53,7 +55,9 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 incident=workspace.incident,
                 workspace=policy.workspace,
                 gate=policy.gate,
-                trials=trial_runner(policy.workspace, policy.gate, thresholds, scrub=(workspace.base.parent,)),
+                trials=trial_runner(
+                    policy.workspace, policy.gate, thresholds, scrub=(workspace.base.parent,), cache=evaluations
+                ),
                 context=collected.context,
                 changes=change_records(collected.context),
             )

@@ -2,18 +2,21 @@
 signed after every N appends, at the first append after a quiet interval, and by a timer (`tick`) when an
 event older than the interval is under no checkpoint, so an idle ledger's newest events are covered too.
 
+The service hands the sink each consumer poll whole (`append_batch`): what can be appended goes in one
+transaction, causes placed before their effects whatever order the topics delivered them in.
+
 Events of one incident arrive on several topics, so the ledger can see an effect before its cause. It
-refuses to append an effect whose cause is not in the log yet: the input is retried (its offset is not
-committed, so nothing is lost) until the cause is there, which keeps every chain in causal order. An
-effect whose cause never comes (dead-lettered, say) is appended after `max_cause_wait_s`, and
-verification then names the missing link.
+refuses to append an effect whose cause is neither in the log nor earlier in the batch: the batch hands it
+back (`deferred`), and the runtime delivers it again (its offset is not committed, so nothing is lost) until
+the cause is there, which keeps every chain in causal order. An effect whose cause never comes
+(dead-lettered, say) is appended after `max_cause_wait_s`, and verification then names the missing link.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -25,6 +28,14 @@ from libs.ledger import AppendResult, LedgerStore
 class CauseNotAppendedYet(TransientFailure):
     retry_after_s = 0.1
     counted = False  # the sink bounds the wait itself (max_cause_wait_s)
+
+
+@dataclass(frozen=True)
+class BatchAppended:
+    appended: list[tuple[SignedEvent, AppendResult]]
+    """In the order appended (causes first); a repeat's result names the row that holds it."""
+    deferred: list[SignedEvent]
+    """Waiting for a cause the ledger does not hold yet, in the order given: to be delivered again."""
 
 
 @dataclass
@@ -42,15 +53,52 @@ class LedgerSink:
     _waiting_since: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, signed: SignedEvent) -> AppendResult:
-        """Append; sign a checkpoint after every N appends, or at the first append after a quiet interval."""
-        self._require_cause(signed)
-        result = self.store.append(signed)
-        if result.appended:
-            self.appended += 1
-            now = self.clock()
-            if self.appended % self.checkpoint_every == 0 or now - self._last_checkpoint >= self.checkpoint_interval_s:
+        """Append one event; raise CauseNotAppendedYet while it waits for its cause."""
+        outcome = self.append_batch([signed])
+        if outcome.deferred:
+            meta = signed.event.meta
+            raise CauseNotAppendedYet(f"{meta.event_type} {meta.event_id} waits for its cause {meta.causation_id}")
+        return outcome.appended[0][1]
+
+    def append_batch(self, events: Sequence[SignedEvent]) -> BatchAppended:
+        """Append what can be, in causal order and one transaction; sign a checkpoint when the batch crosses a
+        multiple of N appends, or at the first append after a quiet interval."""
+        ready, deferred = self._in_causal_order(events)
+        results = self.store.append_batch(ready) if ready else []
+        appended = sum(r.appended for r in results)
+        if appended:
+            before, self.appended = self.appended, self.appended + appended
+            crossed = self.appended // self.checkpoint_every > before // self.checkpoint_every
+            if crossed or self.clock() - self._last_checkpoint >= self.checkpoint_interval_s:
                 self._seal()
-        return result
+        return BatchAppended(list(zip(ready, results, strict=True)), deferred)
+
+    def _in_causal_order(self, events: Sequence[SignedEvent]) -> tuple[list[SignedEvent], list[SignedEvent]]:
+        """(what can be appended, causes first; what waits for a cause). An event waits while its cause is neither
+        stored nor placed before it, until it has waited `max_cause_wait_s`."""
+        in_batch = {e.event.meta.event_id for e in events}
+        outside = sorted(
+            {(m.incident_id, c) for e in events if (c := (m := e.event.meta).causation_id) and c not in in_batch}
+        )
+        known = self.store.stored_event_ids(outside) if outside else set()
+        ready: list[SignedEvent] = []
+        pending = list(events)
+        while pending:
+            placed = [e for e in pending if e.event.meta.causation_id is None or e.event.meta.causation_id in known]
+            if not placed:  # everything left waits: what has waited long enough goes in as an orphan
+                now = self.clock()
+                placed = [
+                    e for e in pending if now - self._waiting_since.setdefault(_id(e), now) >= self.max_cause_wait_s
+                ]
+                if not placed:
+                    break
+            going = {_id(e) for e in placed}
+            for event_id in going:
+                self._waiting_since.pop(event_id, None)
+            known |= going
+            ready += placed
+            pending = [e for e in pending if _id(e) not in going]
+        return ready, pending
 
     def tick(self) -> bool:
         """Seal a checkpoint when an event older than the interval is under none; True when one was sealed."""
@@ -66,12 +114,6 @@ class LedgerSink:
             self.checkpoint()
             self._last_checkpoint = self.clock()
 
-    def _require_cause(self, signed: SignedEvent) -> None:
-        meta = signed.event.meta
-        if meta.causation_id is None or self.store.event(meta.causation_id) is not None:
-            self._waiting_since.pop(meta.event_id, None)
-            return
-        first_seen = self._waiting_since.setdefault(meta.event_id, self.clock())
-        if self.clock() - first_seen < self.max_cause_wait_s:
-            raise CauseNotAppendedYet(f"{meta.event_type} {meta.event_id} waits for its cause {meta.causation_id}")
-        self._waiting_since.pop(meta.event_id, None)
+
+def _id(signed: SignedEvent) -> str:
+    return signed.event.meta.event_id

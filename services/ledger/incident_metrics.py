@@ -77,7 +77,10 @@ class IncidentMetrics:
         meta = signed.event.meta
         if meta.event_type in DIAGNOSIS_RESULTS:
             self.diagnoses.labels(DIAGNOSIS_RESULTS[meta.event_type]).inc()
-        if meta.causation_id is not None and (cause := self.store.event(meta.causation_id)) is not None:
+        if (
+            meta.causation_id is not None
+            and (cause := self.store.event(meta.causation_id, meta.incident_id)) is not None
+        ):
             seconds = (meta.occurred_at - decode_row(cause).meta.occurred_at).total_seconds()
             self.phase_duration.labels(PHASES.get(meta.event_type, "other")).observe(max(0.0, seconds))
         if meta.event_type in OUTCOME_EVENTS:

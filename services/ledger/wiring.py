@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from sqlalchemy.exc import OperationalError
 
@@ -16,7 +17,7 @@ from libs.ledger.sealing import seal_checkpoint
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
-from services.ledger.handler import LedgerSink
+from services.ledger.handler import CauseNotAppendedYet, LedgerSink
 from services.ledger.incident_metrics import IncidentMetrics
 
 NAME = "ledger"
@@ -38,21 +39,32 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     metrics = IncidentMetrics(store, settings.stuck_after_s)
 
     def append(signed: SignedEvent) -> None:
+        append_poll([signed], one=True)
+
+    def append_poll(events: Sequence[SignedEvent], one: bool = False) -> list[SignedEvent]:
+        """A consumer poll's events in one transaction; returns those waiting for their causes."""
         try:
-            result = sink(signed)
+            outcome = sink.append_batch(events)
         except OperationalError as exc:  # the database is away: retry, never drop an event
             raise TransientFailure(str(exc)) from exc
-        if result.appended:
-            try:
-                metrics.recorded(signed)
-            except Exception:  # a metric must never cost an event: it is appended already
-                log.exception("incident metrics missed %s %s", signed.event.meta.event_type, signed.event.meta.event_id)
+        for signed, result in outcome.appended:
+            if result.appended:
+                try:
+                    metrics.recorded(signed)
+                except Exception:  # a metric must never cost an event: it is appended already
+                    meta = signed.event.meta
+                    log.exception("incident metrics missed %s %s", meta.event_type, meta.event_id)
+        if one and outcome.deferred:
+            meta = outcome.deferred[0].event.meta
+            raise CauseNotAppendedYet(f"{meta.event_type} {meta.event_id} waits for its cause {meta.causation_id}")
+        return outcome.deferred
 
     return ServiceDefinition(
         NAME,
         MODELGUARD_VERSION,
         tuple(sorted(CONTRACTS)),
         sink=append,
+        batch_sink=append_poll,
         timers=(Timer("checkpoint", max(0.5, interval / 2), sink.tick),),
         collectors=metrics.collectors,
     )

@@ -12,7 +12,8 @@ import pytest
 
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, replay, verify_all, verify_checkpoints, verify_incident, write_checkpoint
-from libs.ledger.samples import (
+from tests.support.postgres import fresh_schema, libpq_url, postgres_server
+from tests.support.sample_events import (
     PRODUCERS,
     SampleKeys,
     abstained_incident,
@@ -20,7 +21,6 @@ from libs.ledger.samples import (
     repaired_incident,
     sample_incident_id,
 )
-from tests.support.postgres import fresh_schema, libpq_url, postgres_server
 
 pytestmark = pytest.mark.postgres
 

@@ -1,5 +1,5 @@
 """Which PostgreSQL server a test talks to: a URL in MODELGUARD_TEST_POSTGRES_URL, a testcontainers
-PostgreSQL when a Docker engine answers, a throwaway local cluster (libs.ledger.local_postgres) when the
+PostgreSQL when a Docker engine answers, a throwaway local cluster (modelguard.local_postgres) when the
 server binaries are installed; otherwise the test is skipped with the reason.
 """
 
@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from libs.ledger.local_postgres import PostgresUnavailable
-from libs.ledger.local_postgres import throwaway_cluster as local_throwaway_cluster
+from modelguard.local_postgres import PostgresUnavailable
+from modelguard.local_postgres import throwaway_cluster as local_throwaway_cluster
 from tests.support.broker import docker_answers
 
 ENV_URL = "MODELGUARD_TEST_POSTGRES_URL"

@@ -1,4 +1,8 @@
-"""Valid events for tests: real payload models, real keys, real signatures."""
+"""Valid events for tests: real payload models, real keys, real signatures.
+
+Whole incidents (six, three or two events, chained as the services chain them) come from the benchmark's
+generator, `modelguard.synthetic_incidents`, re-exported here so that tests and benchmarks sign the same events.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,38 @@ from contracts.events.evaluation import ClaimedMetrics, EvaluationReported, Regr
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.events.identity import incident_id_for
-from libs.signing.keys import KeyRegistry, RegisteredKey, SigningKey, generate_key
+from libs.signing.keys import SigningKey
+from modelguard.synthetic_incidents import (
+    MODEL_URN,
+    PRODUCERS,
+    START,
+    SampleKeys,
+    abstained_incident,
+    independent_events,
+    passed_incident,
+    repaired_incident,
+    sample_incident_id,
+)
+
+__all__ = [
+    "AT",
+    "MODEL_URN",
+    "PRODUCERS",
+    "START",
+    "Keys",
+    "SampleKeys",
+    "abstained_incident",
+    "artifact",
+    "detected",
+    "evaluation",
+    "gate",
+    "independent_events",
+    "passed_incident",
+    "repaired_incident",
+    "reported",
+    "sample_incident_id",
+    "workspace",
+]
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -55,14 +90,12 @@ def gate(baseline: float = 0.8, candidate: float = 0.7) -> GateResult:
     )
 
 
-class Keys:
-    """One real Ed25519 key per producer and the registry of their public halves."""
+class Keys(SampleKeys):
+    """One real Ed25519 key per producer and the registry of their public halves: `Keys("reporter", "detector")`."""
 
     def __init__(self, *owners: str) -> None:
-        self.keys: dict[str, SigningKey] = {o: generate_key(o) for o in owners}
-        self.registry = KeyRegistry(
-            [RegisteredKey(k.keyid, o, k.private_key.public_key()) for o, k in self.keys.items()]
-        )
+        generated = SampleKeys.generate(owners)
+        super().__init__(generated.keys, generated.registry)
 
     def __getitem__(self, owner: str) -> SigningKey:
         return self.keys[owner]

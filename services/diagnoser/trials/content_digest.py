@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from libs.workspace.data_windows import DataWindow
-from libs.workspace.snapshot import file_digest, tree_digests
+from libs.workspace.evaluation_cache import content_digest
 
 
 def trial_digest(tree: Path, window: DataWindow) -> str:
-    digest = hashlib.sha256()
-    for path, sha in tree_digests(tree).items():
-        digest.update(f"tree {path} {sha}\n".encode())
-    digest.update(f"train {file_digest(window.train)}\neval {file_digest(window.eval)}\n".encode())
-    return digest.hexdigest()
+    return content_digest(tree, window)  # the shared evaluation cache's, so its keys agree with every service's

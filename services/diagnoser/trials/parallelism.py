@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from libs.policy import GatePolicy, WorkspacePolicy
+from libs.workspace.evaluation_cache import EvaluationCache
 from services.diagnoser.thresholds import DiagnosisThresholds
 from services.diagnoser.trials.runner import TrialRunner
 
@@ -19,7 +20,11 @@ def usable_cpus() -> int:
 
 
 def trial_runner(
-    workspace: WorkspacePolicy, gate: GatePolicy, thresholds: DiagnosisThresholds, scrub: tuple[Path, ...] = ()
+    workspace: WorkspacePolicy,
+    gate: GatePolicy,
+    thresholds: DiagnosisThresholds,
+    scrub: tuple[Path, ...] = (),
+    cache: EvaluationCache | None = None,
 ) -> TrialRunner:
     return TrialRunner(
         workspace=workspace,
@@ -27,4 +32,5 @@ def trial_runner(
         budget=thresholds.max_evaluations,
         parallel=max(1, min(thresholds.max_parallel_evaluations, usable_cpus())),
         scrub=scrub,
+        cache=cache,
     )

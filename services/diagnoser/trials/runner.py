@@ -15,6 +15,7 @@ from pathlib import Path
 
 from libs.policy import GatePolicy, WorkspacePolicy
 from libs.workspace.commands import WorkspaceCommandFailed
+from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.model_evaluation import MetricSource, evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut
 from services.diagnoser.trials.content_digest import trial_digest
@@ -34,6 +35,10 @@ class TrialRunner:
     parallel: int = 1
     scrub: tuple[Path, ...] = ()
     """Folders whose paths are taken out of failure texts (scratch folders), so reports are stable."""
+    cache: EvaluationCache | None = None
+    """Evaluations measured before by any service of the home: read, not run again. A read counts as an evaluation
+    of this diagnosis and is reported as one (its value is what the sandbox measured): the report is the same
+    whether the sandbox ran it now or before."""
     records: list[TrialOutcome] = field(default_factory=list)
     _cache: dict[str, TrialOutcome] = field(default_factory=dict)
     _executed: int = 0
@@ -86,11 +91,17 @@ class TrialRunner:
         return self.run([trial])[0]
 
     def _execute(self, digest: str, trial: Trial) -> TrialOutcome:
+        """One trial's evaluation, measured now or read from the shared cache: the same outcome either way (the
+        diagnosis must not depend on what ran before it), so both count as this diagnosis's evaluations."""
         with self._lock:
             self._executed += 1
         started = time.monotonic()
         try:
-            evaluation = evaluate_model(trial.tree, trial.window, self.workspace, self.gate)
+            if self.cache is not None:
+                lookup = self.cache.evaluate(trial.tree, trial.window, self.workspace, self.gate, content=digest)
+                evaluation = lookup.evaluation
+            else:
+                evaluation = evaluate_model(trial.tree, trial.window, self.workspace, self.gate)
         except EVALUATION_ERRORS as error:
             return TrialOutcome(trial.name, None, self._failure_text(error), None, _since(started), False, digest)
         metric = evaluation.metrics.get(self.gate.metric)

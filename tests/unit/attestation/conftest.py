@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from libs.events.codec import SignedEvent
-from libs.ledger.samples import SampleKeys, repaired_incident
+from tests.support.sample_events import SampleKeys, repaired_incident
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from libs.attestation import (
 from libs.canonical_json import canonical_bytes, sha256_hex
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
-from libs.ledger.samples import SampleKeys
+from tests.support.sample_events import SampleKeys
 
 
 def test_the_same_source_gives_byte_identical_envelopes(keys: SampleKeys, validated: SignedEvent) -> None:

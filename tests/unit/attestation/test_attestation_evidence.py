@@ -9,9 +9,9 @@ from typing import Any
 from libs.attestation import Attestation, attest_publication, verify_attestation
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import SignedEvent, envelope_bytes, seal
-from libs.ledger.samples import SampleKeys
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import SigningKey
+from tests.support.sample_events import SampleKeys
 
 IN_TOTO = "application/vnd.in-toto+json"
 

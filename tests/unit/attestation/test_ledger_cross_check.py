@@ -14,7 +14,7 @@ from libs.attestation import ATTESTATION_MEDIA_TYPE, attest_publication, cross_c
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.ledger import LedgerStore
-from libs.ledger.samples import SampleKeys, repaired_incident
+from tests.support.sample_events import SampleKeys, repaired_incident
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from libs.attestation import (
 )
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import SignedEvent, envelope_bytes
-from libs.ledger.samples import SampleKeys
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import KeyRegistry, RegisteredKey, SigningKey, generate_key
+from tests.support.sample_events import SampleKeys
 
 
 @pytest.fixture(scope="module")

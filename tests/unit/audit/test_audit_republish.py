@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from libs.ledger import LedgerStore
-from libs.ledger.samples import START, SampleKeys, abstained_incident, passed_incident, repaired_incident
 from modelguard.audit_republish import resend_lines, unfinished_last_events
+from tests.support.sample_events import START, SampleKeys, abstained_incident, passed_incident, repaired_incident
 
 
 def test_only_unfinished_incidents_are_picked_with_their_last_event(store: LedgerStore, keys: SampleKeys) -> None:

@@ -12,9 +12,9 @@ from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.ledger.samples import SampleKeys, repaired_incident
 from modelguard.audit_payload_diff import differing_paths
 from modelguard.audit_rerun import payload_digest, rerun_incident, rerun_table
+from tests.support.sample_events import SampleKeys, repaired_incident
 
 Handler = Callable[[SignedEvent], list[BaseModel]]
 

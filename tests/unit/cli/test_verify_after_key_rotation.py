@@ -12,12 +12,12 @@ import pytest
 
 from libs.ledger import LedgerStore
 from libs.ledger.external_head import HeadFile
-from libs.ledger.samples import START, SampleKeys, repaired_incident, sample_incident_id
 from libs.ledger.sealing import seal_checkpoint
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from modelguard.cli import main
 from modelguard.stack import CLIENTS, SERVICES
+from tests.support.sample_events import START, SampleKeys, repaired_incident, sample_incident_id
 
 ROTATED = ("diagnoser", "ledger")
 

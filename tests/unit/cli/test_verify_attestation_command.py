@@ -12,9 +12,9 @@ import pytest
 from libs.attestation import IN_TOTO_PAYLOAD_TYPE, attest_publication
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import envelope_bytes
-from libs.ledger.samples import SampleKeys, repaired_incident
 from libs.signing.dsse import sign_envelope
 from modelguard.cli import main
+from tests.support.sample_events import SampleKeys, repaired_incident
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ import pytest
 
 from libs.ledger import LedgerStore
 from libs.ledger.external_head import HeadFile
-from libs.ledger.samples import PRODUCERS, SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 from libs.ledger.sealing import seal_checkpoint
 from libs.settings import load_settings
 from modelguard.cli import main
+from tests.support.sample_events import PRODUCERS, SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from libs.ledger import project
-from libs.ledger.samples import START, SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 from modelguard.console.incident_list import BadFilter, incident_list
+from tests.support.sample_events import START, SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 
 
 @pytest.fixture(scope="module")

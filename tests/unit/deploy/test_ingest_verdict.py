@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from libs.ci_policy import CiOutcomes, CiPolicy
-from libs.ledger.samples import (
+from services.detector.dead_letter_log import RefusedInput
+from services.detector.ingest_verdict import governing_policy, verdict_of
+from tests.support.sample_events import (
     START,
     SampleKeys,
     abstained_incident,
@@ -14,8 +16,6 @@ from libs.ledger.samples import (
     repaired_incident,
     sample_incident_id,
 )
-from services.detector.dead_letter_log import RefusedInput
-from services.detector.ingest_verdict import governing_policy, verdict_of
 
 REFUSED = RefusedInput(
     service="diagnoser",

@@ -15,10 +15,10 @@ from libs.canonical_json import canonical_bytes
 from libs.events.codec import MalformedMessage, SignedEvent, envelope_bytes, open_envelope
 from libs.ledger import LedgerStore
 from libs.ledger.projections import project
-from libs.ledger.samples import SampleKeys, repaired_incident
 from libs.ledger.verify import verify_all
 from libs.signing.dsse import sign_envelope
 from tests.support.envelope_corpus import without_fields
+from tests.support.sample_events import SampleKeys, repaired_incident
 
 # What 1.1 added to the diagnosis, repair and validation contracts (contracts/registry.py)
 FIELDS_OF_1_1 = ("model_ownership", "dataset_ownership", "cause_datasets")

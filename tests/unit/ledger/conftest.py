@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from libs.ledger import LedgerStore
-from libs.ledger.samples import SampleKeys
+from tests.support.sample_events import SampleKeys
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from libs.ledger.samples import SampleKeys, abstained_incident, repaired_incident
 from libs.ledger.store import LedgerStore
 from libs.ledger.verify import verify_all
+from tests.support.sample_events import SampleKeys, abstained_incident, repaired_incident
 
 
 def _store(path: Path) -> LedgerStore:

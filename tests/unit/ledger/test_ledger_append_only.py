@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from libs.ledger import LedgerStore, write_checkpoint
-from libs.ledger.samples import SampleKeys, passed_incident
 from libs.signing.keys import generate_key
+from tests.support.sample_events import SampleKeys, passed_incident
 
 REFUSALS = [
     "UPDATE ledger_events SET event_type = 'Published'",

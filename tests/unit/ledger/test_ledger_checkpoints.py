@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from libs.ledger import CHECKPOINT_PAYLOAD_TYPE, LedgerStore, verify_checkpoints, verify_incident, write_checkpoint
-from libs.ledger.samples import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 from libs.signing.keys import KeyRegistry, RegisteredKey, generate_key
+from tests.support.sample_events import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 from tests.unit.ledger.conftest import Attacker
 
 LEDGER_KEY = generate_key("ledger")

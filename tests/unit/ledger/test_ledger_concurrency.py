@@ -9,7 +9,7 @@ from typing import Any
 
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_incident
-from libs.ledger.samples import SampleKeys, independent_events, sample_incident_id
+from tests.support.sample_events import SampleKeys, independent_events, sample_incident_id
 
 APPENDERS, OWN, SHARED = 3, 5, 2
 

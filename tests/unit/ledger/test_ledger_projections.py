@@ -14,7 +14,7 @@ from contracts.events.validation import ValidationFailed
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.ledger import IncidentProjection, LedgerStore, project, replay
-from libs.ledger.samples import (
+from tests.support.sample_events import (
     START,
     SampleKeys,
     abstained_incident,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from libs.canonical_json import sha256_hex
 from libs.ledger import GENESIS_HASH, LedgerStore, chain_hash
-from libs.ledger.samples import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
+from tests.support.sample_events import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 
 
 def test_events_chain_per_incident_in_global_order(store: LedgerStore, keys: SampleKeys) -> None:
@@ -57,10 +57,15 @@ def test_incident_heads_and_reading_after_a_position(store: LedgerStore, keys: S
     assert store.events_after(9) == []
     assert store.count() == 9
     assert store.head_position() == 9
-    assert store.event(second[1].event.meta.event_id).sequence == 2  # type: ignore[union-attr]
-    assert store.event("0" * 32) is None
+    b, a = sample_incident_id("b"), sample_incident_id("a")
+    assert store.event(second[1].event.meta.event_id, b).sequence == 2  # type: ignore[union-attr]
+    assert store.event(second[1].event.meta.event_id, a) is None  # not this incident's
+    assert store.event("0" * 32, b) is None
+    assert store.event_with_digest(first[2].digest, a).event_id == first[2].event.meta.event_id  # type: ignore[union-attr]
+    assert store.event_with_digest(first[2].digest, b) is None
+    assert store.event_with_digest("0" * 64, a) is None
+    assert store.event(second[1].event.meta.event_id).sequence == 2  # type: ignore[union-attr]  # without its incident
     assert store.event_with_digest(first[2].digest).event_id == first[2].event.meta.event_id  # type: ignore[union-attr]
-    assert store.event_with_digest("0" * 64) is None
 
 
 def test_an_empty_ledger(store: LedgerStore) -> None:

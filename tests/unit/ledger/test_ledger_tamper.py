@@ -18,7 +18,10 @@ from libs.events.codec import SignedEvent
 from libs.ledger import CHECKPOINT_PAYLOAD_TYPE, LedgerStore, verify_incident
 from libs.ledger.audit import LedgerAudit, audit_ledger
 from libs.ledger.external_head import HeadFile, HeadLog, to_document
-from libs.ledger.samples import (
+from libs.ledger.sealing import seal_checkpoint
+from libs.signing.dsse import decode_payload, sign_envelope
+from services.ledger.handler import LedgerSink
+from tests.support.sample_events import (
     PRODUCERS,
     SampleKeys,
     abstained_incident,
@@ -26,9 +29,6 @@ from libs.ledger.samples import (
     repaired_incident,
     sample_incident_id,
 )
-from libs.ledger.sealing import seal_checkpoint
-from libs.signing.dsse import decode_payload, sign_envelope
-from services.ledger.handler import LedgerSink
 from tests.unit.ledger.conftest import Attacker
 
 INCIDENTS = ("tamper-a", "tamper-b", "tamper-c", "tamper-d")

@@ -13,9 +13,9 @@ from libs.canonical_json import canonical_bytes, sha256_hex
 from libs.events.codec import SignedEvent, envelope_bytes, event_bytes, seal
 from libs.events.factory import next_event
 from libs.ledger import LedgerStore, chain_hash, verify_all, verify_incident
-from libs.ledger.samples import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import SigningKey, generate_key
+from tests.support.sample_events import SampleKeys, abstained_incident, repaired_incident, sample_incident_id
 from tests.unit.ledger.conftest import Attacker
 
 INCIDENT = sample_incident_id("audited")

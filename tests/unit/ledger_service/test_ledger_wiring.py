@@ -10,9 +10,9 @@ import pytest
 
 from libs.ledger import LedgerStore, write_checkpoint
 from libs.ledger.external_head import HeadFile, HeadLog
-from libs.ledger.samples import PRODUCERS, SampleKeys, abstained_incident
 from libs.settings import load_settings
 from services.ledger.wiring import definition
+from tests.support.sample_events import PRODUCERS, SampleKeys, abstained_incident
 
 
 def test_the_head_at_start_and_the_timer_seal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

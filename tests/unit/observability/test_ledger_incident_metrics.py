@@ -10,10 +10,17 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.registry import Collector
 
-from libs.ledger.samples import PRODUCERS, START, SampleKeys, abstained_incident, passed_incident, repaired_incident
 from libs.settings import Settings, load_settings
 from services.ledger.incident_metrics import INCIDENT_OUTCOMES, IncidentMetrics
 from services.ledger.wiring import definition
+from tests.support.sample_events import (
+    PRODUCERS,
+    START,
+    SampleKeys,
+    abstained_incident,
+    passed_incident,
+    repaired_incident,
+)
 from tests.unit.observability.scrape import value
 
 

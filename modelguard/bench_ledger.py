@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from uuid import uuid4
 
 from libs.events.codec import SignedEvent
-from libs.ledger.samples import SampleKeys, abstained_incident, repaired_incident
 from libs.ledger.store import LedgerStore
 from libs.ledger.verify import verify_incident
+from modelguard.synthetic_incidents import SampleKeys, abstained_incident, repaired_incident
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Synthetic, fully signed incidents for the ledger's benchmark and tests.
+"""Synthetic, fully signed incidents for the ledger's benchmarks (`make bench`) and, through
+`tests/support/sample_events.py`, its tests.
 
 The payloads are valid contracts with fake-but-well-formed commits and artifact digests; the chains
 are wired exactly as services wire them, through `next_event`.
@@ -174,8 +175,8 @@ def _detect(chain: _Chain, run_id: str, model_urn: str, baseline: float, candida
 def _published(chain: _Chain, run_id: str, outcome: str, source: str, status: str = "created") -> None:
     channels = [
         ChannelResult(
-            channel=channel,  # type: ignore[arg-type]
-            status=status,  # type: ignore[arg-type]
+            channel=channel,
+            status=status,
             target=target,
             identifier=f"{channel}-{chain.incident_id}",
             content_digest=sha256_hex(f"{channel}{outcome}".encode()),

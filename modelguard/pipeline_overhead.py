@@ -1,0 +1,168 @@
+"""Where an incident's time goes (`modelguard bench pipeline`): the workspace's own commands, counted and timed from
+the services' spans, and everything else, which is ModelGuard's (the bus, verifying and signing, extracting
+snapshots, the ledger, its own analysis).
+
+Per incident and per phase, the phase's own work runs from when its service could start (its cause had arrived
+and its previous output was out) to its output; the phase's commands are the union of its service's command spans
+in the incident's trace within that window (commands run side by side count once). ModelGuard's overhead is the
+phase's own work less its commands, summed over the phases: queueing behind other incidents is not in it. The
+evaluations (`libs/workspace/evaluation_cache.py`) are counted by key: measured, or read from the cache.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from libs.events.codec import SignedEvent
+from libs.telemetry import incident_trace_id
+from libs.workspace.evaluation_cache import SPAN as EVALUATION_SPAN
+from modelguard.summary import PHASE_OF
+
+COMMAND_SPAN = "workspace command"
+SERVICE_PREFIX = "modelguard-"
+
+
+@dataclass(frozen=True)
+class CommandSpan:
+    service: str
+    trace_id: str
+    label: str
+    """What ran, without its paths: ``predict.py``, ``pytest``, ``churn_model.features``, ``python -c``."""
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class EvaluationSpan:
+    service: str
+    trace_id: str
+    key: str
+    cached: bool
+
+
+@dataclass(frozen=True)
+class Spans:
+    commands: list[CommandSpan]
+    evaluations: list[EvaluationSpan]
+
+
+def read_spans(path: Path) -> Spans:
+    commands: list[CommandSpan] = []
+    evaluations: list[EvaluationSpan] = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        span = json.loads(line)
+        service = str(span.get("service") or "").removeprefix(SERVICE_PREFIX)
+        attributes = span.get("attributes") or {}
+        if span["name"].startswith(COMMAND_SPAN):
+            start, end = span["start_ns"] / 1e9, span["end_ns"] / 1e9
+            label = command_label(attributes.get("process.command_args", "()"))
+            commands.append(CommandSpan(service, span["trace_id"], label, start, end))
+        elif span["name"] == EVALUATION_SPAN:
+            cached = attributes.get("modelguard.evaluation.cached") == "True"
+            evaluations.append(
+                EvaluationSpan(service, span["trace_id"], attributes.get("modelguard.evaluation.key", ""), cached)
+            )
+    return Spans(commands, evaluations)
+
+
+def command_label(argv_text: str) -> str:
+    """``('python', 'predict.py', …)`` -> ``predict.py``; ``-m module`` -> the module; ``-c`` -> ``python -c``."""
+    try:
+        argv = [str(a) for a in ast.literal_eval(argv_text)]
+    except (ValueError, SyntaxError):
+        return "?"
+    if len(argv) >= 3 and argv[1] == "-m":
+        return argv[2]
+    if len(argv) >= 2 and argv[1] == "-c":
+        return "python -c"
+    return Path(argv[1]).name if len(argv) >= 2 else (Path(argv[0]).name if argv else "?")
+
+
+def union_seconds(intervals: Iterable[tuple[float, float]]) -> float:
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+@dataclass
+class IncidentTime:
+    incident_id: str
+    end_to_end: float
+    own_work: float
+    """The phases' own work, queueing excluded."""
+    commands: float
+    """The workspace's commands within that work (side by side counted once)."""
+    by_phase: dict[str, float] = field(default_factory=dict)
+    """ModelGuard's overhead per phase: the phase's own work less its commands."""
+    runs: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(service, command) -> how many times it ran."""
+    command_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    @property
+    def overhead(self) -> float:
+        return self.own_work - self.commands
+
+
+def incident_times(done: dict[str, list[SignedEvent]], spans: Spans) -> list[IncidentTime]:
+    """Each incident's time split into its commands and ModelGuard's; ``done``: each incident's events."""
+    windows = _phase_windows(done)
+    by_trace: dict[str, list[CommandSpan]] = defaultdict(list)
+    for command in spans.commands:
+        by_trace[command.trace_id].append(command)
+    times: list[IncidentTime] = []
+    for incident, events in done.items():
+        commands = by_trace.get(incident_trace_id(events[0].event.meta.incident_id), [])
+        first, last = events[0].event.meta.occurred_at, events[-1].event.meta.occurred_at
+        time = IncidentTime(incident, (last - first).total_seconds(), 0.0, 0.0)
+        for command in commands:
+            time.runs[(command.service, command.label)] += 1
+            key = (command.service, command.label)
+            time.command_seconds[key] = time.command_seconds.get(key, 0.0) + command.end - command.start
+        for service, phase, began, finished in windows.get(incident, []):
+            inside = [
+                (max(c.start, began), min(c.end, finished))
+                for c in commands
+                if c.service == service and c.end > began and c.start < finished
+            ]
+            ran = union_seconds(inside)
+            time.own_work += finished - began
+            time.commands += ran
+            time.by_phase[phase] = time.by_phase.get(phase, 0.0) + (finished - began - ran)
+        times.append(time)
+    return times
+
+
+def _phase_windows(done: dict[str, list[SignedEvent]]) -> dict[str, list[tuple[str, str, float, float]]]:
+    """Per incident: (service, phase, began, finished) of each output, began being when its service could start."""
+    outputs: list[tuple[str, str, datetime, datetime]] = []  # (incident, service, cause time, output time)
+    for incident, events in done.items():
+        by_id = {e.event.meta.event_id: e for e in events}
+        for e in events:
+            cause = by_id.get(e.event.meta.causation_id or "")
+            if cause is not None:
+                outputs.append(
+                    (incident, e.event.meta.producer, cause.event.meta.occurred_at, e.event.meta.occurred_at)
+                )
+    windows: dict[str, list[tuple[str, str, float, float]]] = defaultdict(list)
+    previous: dict[str, datetime] = {}
+    for incident, service, arrived, finished in sorted(outputs, key=lambda o: o[3]):
+        began = max(arrived, previous[service]) if service in previous else arrived
+        previous[service] = finished
+        phase = PHASE_OF.get(service, service)
+        windows[incident].append((service, phase, began.timestamp(), finished.timestamp()))
+    return windows
+
+
+def measured_twice(evaluations: Sequence[EvaluationSpan]) -> dict[str, int]:
+    """Evaluation keys measured more than once in the run (each should be measured once, then read)."""
+    counts = Counter(e.key for e in evaluations if not e.cached)
+    return {key: n for key, n in counts.items() if n > 1}

@@ -1,0 +1,94 @@
+"""The pipeline bench splits each incident's time into its workspace commands and ModelGuard's own: commands side by
+side count once, queueing behind another incident is not overhead, other incidents' and other services' commands
+are not this phase's, and evaluations measured twice are named."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from contracts.common import PolicyRef
+from contracts.events.evaluation import RegressionDetected
+from libs.events.codec import SignedEvent, seal
+from libs.events.factory import next_event
+from libs.telemetry import incident_trace_id
+from modelguard.pipeline_overhead import (
+    CommandSpan,
+    EvaluationSpan,
+    Spans,
+    command_label,
+    incident_times,
+    measured_twice,
+    read_spans,
+    union_seconds,
+)
+from tests.support.sample_events import AT, Keys, artifact, evaluation, gate
+
+T0 = AT.timestamp()
+
+
+def _incident(keys: Keys, run: str, detected_at: float) -> list[SignedEvent]:
+    payload = evaluation(run_id=run, seed=run)
+    incident = "inc-" + run.encode().hex().ljust(16, "0")[:16]
+    first = seal(
+        next_event(payload, producer="reporter", producer_version="t", occurred_at=AT, incident_id=incident),
+        keys["reporter"],
+    )
+    detected = RegressionDetected(
+        run_id=run, workspace=payload.workspace, policy=PolicyRef(name="p", artifact=artifact(b"p")), gate=gate()
+    )
+    at = AT + timedelta(seconds=detected_at)
+    second = seal(
+        next_event(detected, producer="detector", producer_version="t", occurred_at=at, causes=[first]),
+        keys["detector"],
+    )
+    return [first, second]
+
+
+def test_commands_side_by_side_count_once_and_queueing_is_not_overhead() -> None:
+    keys = Keys("reporter", "detector")
+    a, b = _incident(keys, "a", 3.0), _incident(keys, "b", 5.0)  # b waits for a: its own work is 3..5
+    ta, tb = (incident_trace_id(e[0].event.meta.incident_id) for e in (a, b))
+    spans = Spans(
+        [
+            CommandSpan("detector", ta, "predict.py", T0 + 0.5, T0 + 2.5),
+            CommandSpan("detector", ta, "predict.py", T0 + 1.0, T0 + 2.0),  # beside the first
+            CommandSpan("diagnoser", ta, "pytest", T0 + 0.0, T0 + 3.0),  # another service's
+            CommandSpan("detector", tb, "predict.py", T0 + 3.2, T0 + 4.2),
+        ],
+        [],
+    )
+
+    first, second = incident_times({"a": a, "b": b}, spans)
+
+    assert (first.own_work, first.commands, first.overhead) == pytest.approx((3.0, 2.0, 1.0))
+    assert first.runs[("detector", "predict.py")] == 2 and first.runs[("diagnoser", "pytest")] == 1
+    assert first.by_phase == pytest.approx({"detect": 1.0})
+    assert (second.end_to_end, second.own_work, second.overhead) == pytest.approx((5.0, 2.0, 1.0))
+
+
+def test_labels_unions_and_evaluations_measured_twice(tmp_path: Path) -> None:
+    assert command_label("('python', 'predict.py', '--train', '/x/train.csv')") == "predict.py"
+    assert command_label("('python', '-m', 'pytest', '-q')") == "pytest"
+    assert command_label("('python', '-c', 'import json')") == "python -c"
+    assert union_seconds([(0, 2), (1, 3), (5, 6)]) == 4
+    evaluations = [
+        EvaluationSpan("detector", "t", "k1", False),
+        EvaluationSpan("diagnoser", "t", "k1", True),
+        EvaluationSpan("diagnoser", "t", "k2", False),
+        EvaluationSpan("validator", "t", "k2", False),
+    ]
+    assert measured_twice(evaluations) == {"k2": 2}
+    lines = [
+        {"name": "workspace command python", "service": "modelguard-detector", "trace_id": "t", "start_ns": 1e9,
+         "end_ns": 3e9, "attributes": {"process.command_args": "('python', 'predict.py')"}},
+        {"name": "workspace evaluation", "service": "modelguard-diagnoser", "trace_id": "t", "start_ns": 0,
+         "end_ns": 1, "attributes": {"modelguard.evaluation.key": "k1", "modelguard.evaluation.cached": "True"}},
+    ]  # fmt: skip
+    (tmp_path / "traces.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    spans = read_spans(tmp_path / "traces.jsonl")
+    assert spans.commands == [CommandSpan("detector", "t", "predict.py", 1.0, 3.0)]
+    assert spans.evaluations == [EvaluationSpan("diagnoser", "t", "k1", True)]
