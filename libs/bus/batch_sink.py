@@ -30,11 +30,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aiokafka import TopicPartition  # type: ignore[import-untyped]
+from aiokafka import TopicPartition
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Tracer
 
 from libs.bus.delivery_policy import DeliveryPolicy
+from libs.bus.handler_errors import TransientFailure
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.bus.service_metrics import ServiceMetrics
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
@@ -87,8 +88,6 @@ async def consume_batch(
     runtime: BatchRuntime, sink: BatchSink, records: Sequence[Any], consumer: Any, tracer: Tracer
 ) -> None:
     """One poll through the sink; returns when its offsets may be committed, raises to have it delivered again."""
-    from libs.bus.runtime import TransientFailure  # the runtime imports this module
-
     inputs = [_Input(r, r.value if isinstance(r.value, bytes) else bytes(r.value or b"")) for r in records]
     verified: list[tuple[_Input, SignedEvent]] = []
     refused: list[tuple[_Input, str, str]] = []
@@ -169,8 +168,6 @@ async def _retry_or_give_up(
 async def _one_at_a_time(
     runtime: BatchRuntime, sink: BatchSink, verified: list[tuple[_Input, SignedEvent]]
 ) -> list[SignedEvent]:
-    from libs.bus.runtime import TransientFailure
-
     deferred: list[SignedEvent] = []
     for item, signed in verified:
         started = time.perf_counter()

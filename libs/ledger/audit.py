@@ -55,7 +55,7 @@ def uncheckpointed_gaps(store: LedgerStore) -> list[str]:
     after, ends = (last.position if last else 0), store.head_position()
     entries = store.range_entries(after, ends, limit=max(ends - after, 1))
     found: list[str] = []
-    previous = (after, None, 0)
+    previous: tuple[int, str | None, int] = (after, None, 0)
     for position, incident, sequence, _hash in entries:
         if position > previous[0] + 1:
             before = f"incident {previous[1]} event {previous[2]}" if previous[1] else f"checkpoint {after}"
