@@ -258,9 +258,21 @@ def _log_environments() -> None:
     """Workspace environments built or reused (libs/workspace_env) are said on stderr, one line each."""
     import logging
 
+    class CurrentStderr(logging.StreamHandler):
+        """Writes to the stderr of the moment, not the one of the first call: a process that calls ``main`` again
+        with another stderr (a test, an embedding tool) gets its lines, not an error about a closed stream."""
+
+        @property
+        def stream(self) -> object:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, _value: object) -> None:
+            pass
+
     logger = logging.getLogger("modelguard.environments")
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = CurrentStderr()
         handler.setFormatter(logging.Formatter("  %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE
+from contracts.registry import contract_for
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
 from libs.ledger.stored_envelope import _opened, open_stored
@@ -39,9 +40,18 @@ def test_every_envelope_of_a_real_run_and_its_older_minor_form_opens_alike() -> 
     registry = KeyRegistry.from_document(json.loads((CORPUS / "registry.json").read_text()))
     envelopes = _corpus("envelopes.jsonl") + _corpus("older-minor.jsonl")
     assert len(envelopes) > 16
+    past_major = 0
     for raw in envelopes:
         assert _outcome(open_stored, raw, registry) == _outcome(open_envelope, raw, registry)
-        assert _opened(raw, registry) is not None  # on the audit's own path, not by falling back
+        meta = json.loads(base64.b64decode(json.loads(raw)["payload"]))["meta"]
+        if int(meta["event_version"].split(".")[0]) < contract_for(meta["event_type"]).major:
+            # an event of a past major (EvaluationReported 1.x) is checked against its writer's model and upcast:
+            # open_envelope's way, which the audit's path hands it to
+            assert _opened(raw, registry) is None
+            past_major += 1
+        else:
+            assert _opened(raw, registry) is not None  # on the audit's own path, not by falling back
+    assert 0 < past_major < len(envelopes)
 
 
 def _resigned(keys: SampleKeys, signed: SignedEvent, change: Any) -> bytes:
