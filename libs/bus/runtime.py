@@ -1,7 +1,9 @@
 """The thin transport around a service's plain handler: consume, verify, dedupe, handle, sign, publish.
 
 A handler is a plain function from one verified input event to the payloads of its output events. This
-module is the only place that knows about Kafka, envelopes on the wire, dead letters and offsets.
+module is the only place that knows about Kafka, envelopes on the wire, dead letters and offsets. Its brokers come
+from a ``BrokerFactory``: ``make_broker`` (Kafka), or ``libs.bus.in_memory_broker.in_memory_brokers`` (an in-memory
+cluster, for ``modelguard investigate``): everything from the bytes read to the bytes published is this code.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka import TopicPartition as AIOTopicPartition
@@ -107,6 +109,9 @@ class ServiceDefinition:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     collectors: tuple[Collector, ...] = ()
     """The service's own Prometheus metrics, served on ``/metrics`` beside every service's (``libs/bus/prometheus``)."""
+    on_stop: Callable[[], object] | None = None
+    """Run once when the service stops gracefully, after its consumers stopped (nothing is in hand any more): the
+    ledger seals a checkpoint over what it appended since its last one."""
 
     @property
     def topics(self) -> list[str]:
@@ -122,9 +127,11 @@ def make_broker(
     connection: KafkaConnection | None = None,
     client_id: str | None = None,
     consumer_only: bool = False,
+    broker_type: Callable[..., KafkaBroker] = KafkaBroker,
 ) -> KafkaBroker:
     """A FastStream broker on ``connection`` (default: the bus) with its security. ``consumer_only``: no producer
-    and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka)."""
+    and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka). ``broker_type``: FastStream's
+    ``KafkaBroker``, or one whose clients are elsewhere (``libs/bus/in_memory_broker.py``)."""
     telemetry = telemetry or service_telemetry(service, settings.trace_file)
     connection = connection or settings.kafka
     middlewares: list[Any] = [
@@ -132,7 +139,7 @@ def make_broker(
     ]
     if prometheus is not None:
         middlewares.append(prometheus.middleware())
-    return KafkaBroker(
+    return broker_type(
         connection.bootstrap,
         security=connection.security(),
         client_id=client_id or f"modelguard-{service}",
@@ -145,6 +152,21 @@ def make_broker(
     )
 
 
+class BrokerFactory(Protocol):
+    """How a runtime gets its brokers: ``make_broker`` (Kafka), or ``libs.bus.in_memory_broker.in_memory_brokers``."""
+
+    def __call__(
+        self,
+        settings: Settings,
+        service: str,
+        telemetry: ServiceTelemetry | None = None,
+        prometheus: ServicePrometheus | None = None,
+        connection: KafkaConnection | None = None,
+        client_id: str | None = None,
+        consumer_only: bool = False,
+    ) -> KafkaBroker: ...
+
+
 class ServiceRuntime:
     def __init__(
         self,
@@ -152,6 +174,7 @@ class ServiceRuntime:
         settings: Settings,
         key: SigningKey,
         registry: KeyRegistry,
+        brokers: BrokerFactory = make_broker,
     ) -> None:
         if (definition.handler is None) == (definition.sink is None):
             raise ValueError("a service has exactly one of handler or sink")
@@ -164,13 +187,13 @@ class ServiceRuntime:
         self.health = HealthState()
         self.prometheus = ServicePrometheus(definition.name, definition.collectors)
         self._background: list[asyncio.Task[None]] = []
-        self.broker = make_broker(settings, definition.name, self.telemetry, self.prometheus)
+        self.broker = brokers(settings, definition.name, self.telemetry, self.prometheus)
         self.external_broker: KafkaBroker | None = None
         """DataHub's Kafka, when it is not the bus (``Settings.mcl_on_the_bus``): the consumers of the external topics
         there only; what they lead to (first events, dead letters) is published on the bus."""
         on_datahub = [t for e in definition.external for t in e.topics if not read_on_the_bus(t)]
         if on_datahub and not settings.mcl_on_the_bus:
-            self.external_broker = make_broker(
+            self.external_broker = brokers(
                 settings,
                 definition.name,
                 self.telemetry,
@@ -195,6 +218,8 @@ class ServiceRuntime:
             on_shutdown=[self._going_down],
             logger=logging.getLogger(FASTSTREAM_LOGGER),
         )
+        if definition.on_stop is not None:
+            self.app.after_shutdown(self._stopped)
         self.broker.subscriber(
             *definition.topics,
             group_id=f"modelguard-{definition.name}",
@@ -274,7 +299,7 @@ class ServiceRuntime:
         ready.write_text(str(os.getpid()))
         self.health.ready = True
         self._background.append(asyncio.create_task(beat_forever(self.health)))
-        self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
+        self.start_timers()
         self._background.append(
             asyncio.create_task(
                 watch_for_broker_loss(
@@ -294,6 +319,19 @@ class ServiceRuntime:
         )
         self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
+
+    def start_timers(self) -> None:
+        """The definition's timers, each in a task of its own until the service goes down."""
+        self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
+
+    async def _stopped(self) -> None:
+        """After the brokers stopped: the definition's ``on_stop``, in a worker thread like its handler; a failure
+        is logged and the service stops all the same (the ledger's timer seals at its next start)."""
+        assert self.definition.on_stop is not None
+        try:
+            await asyncio.to_thread(self.definition.on_stop)
+        except Exception:
+            log.exception("%s: its last step on stopping failed", self.definition.name)
 
     async def _watch(self, name: str, connection: KafkaConnection, broker: KafkaBroker) -> None:
         """Probe one connection's brokers; stop and start that broker's consumers around an outage."""
@@ -660,7 +698,8 @@ async def _run_timer(timer: Timer) -> None:
 def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: SignedEvent) -> list[SignedEvent]:
     """One input through a service's handler (or sink), its outputs made into signed events of the incident.
 
-    The transport-free core of a service: the Kafka runtime calls it, and so does `modelguard investigate`.
+    The transport-free core of a service, which the runtime calls over either transport (Kafka, or the in-memory
+    one `modelguard investigate` runs on).
     """
     if definition.sink is not None:
         definition.sink(signed)

@@ -46,7 +46,7 @@ def open_mirror(settings: Settings) -> MetadataMirror:
     mirror = MetadataMirror(store)
     if mirror.needs_bootstrap and settings.datahub_files:
         try:
-            bootstrap_from_files(mirror, settings.datahub_files)
+            bootstrap_from_files(mirror, settings.datahub_files, settings.datahub_root)
         except MetadataFileError as exc:
             raise SettingsError(f"cannot bootstrap the metadata mirror: {exc}") from None
     return mirror
@@ -66,7 +66,11 @@ def _carry_over_older_files(state: Path, store: MirrorStore) -> None:
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     provider = context_provider_from(settings)
     try:
-        file_changes = [record for path in settings.datahub_change_files for record in read_change_records(path)]
+        file_changes = [
+            record
+            for path in settings.datahub_change_files
+            for record in read_change_records(path, settings.datahub_root)
+        ]
     except ChangeRecordsError as exc:
         raise SettingsError(str(exc)) from exc
     try:

@@ -55,4 +55,5 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         sink=append,
         timers=(Timer("checkpoint", max(0.5, interval / 2), sink.tick),),
         collectors=metrics.collectors,
+        on_stop=sink.seal_uncovered,
     )
