@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from libs.bus.producer import send_signed
 from libs.bus.runtime import ServiceDefinition
 from libs.ci_policy import CiPolicy
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
+from libs.observability.log_format import formatter_for
 from libs.policy import parse_policy
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, SigningKey, load_private_key, provision_keys
@@ -140,17 +143,41 @@ def refusal(letter: DeadLetter, events: Sequence[SignedEvent]) -> str:
     return f"{letter.service} dead-lettered {what}: {letter.reason}" + (f": {detail}" if detail else "")
 
 
+@contextmanager
+def services_log(path: Path) -> Iterator[None]:
+    """While the services run: their log lines (the runtimes', FastStream's, the handlers') go to ``path``, as each
+    stack service's go to its own log file, and none to stderr, which keeps the command's own lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    with path.open("a", encoding="utf-8") as stream:
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(formatter_for("investigate", stream))
+        handler.setLevel(logging.INFO)
+        level = root.level
+        root.addHandler(handler)
+        root.setLevel(min(level, logging.INFO) if level else logging.INFO)
+        try:
+            yield
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(level)
+
+
 def investigate(
     settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None, on_event: Dispatched
 ) -> list[SignedEvent]:
     """The bundle's evaluation signed as its CI would sign it, then every phase over the in-memory transport; the
-    events in the order they were published. Raises InvestigationRefused when a service dead-lettered one."""
+    events in the order they were published. Raises InvestigationRefused when a service dead-lettered one. The
+    services' log lines go to ``<home>/logs/investigate.log``."""
     bundle = load_bundle(bundle_dir)
     settings.home.mkdir(parents=True, exist_ok=True)
     provision_keys([*SERVICES, *CLIENTS], settings.keys_dir)
     settings = install_bundle_inputs(settings, bundle)
     reported = evaluate_and_sign(settings, bundle.root, run_id, pull_request)
-    run = run_in_memory(settings, built_services(settings), [reported.signed], on_event)
+    log_file = settings.home / "logs" / "investigate.log"
+    with services_log(log_file):
+        run = run_in_memory(settings, built_services(settings), [reported.signed], on_event)
     if run.dead_letters:
-        raise InvestigationRefused(f"{bundle.name}: {refusal(run.dead_letters[0], run.events)}")
+        refused = refusal(run.dead_letters[0], run.events)
+        raise InvestigationRefused(f"{bundle.name}: {refused} (the services' log: {log_file})")
     return run.events
