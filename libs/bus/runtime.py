@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from contracts.meta import EventMeta
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from contracts.service_channels import ServiceChannels
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_lag import sample_lag_forever
@@ -45,6 +46,7 @@ from libs.bus.external_input import (
     DeadLetterVerdict,
     ExternalInput,
     ExternalRecord,
+    FirstEvent,
     InputPosition,
     RecordVerdict,
     read_on_the_bus,
@@ -97,11 +99,18 @@ class Timer:
     tick: Callable[[], object]
 
 
+class UndeclaredEvent(RuntimeError):
+    """A service made an event of a type it does not declare it produces (``contracts/service_channels.py``): the
+    input it came from is dead-lettered (``undeclared-event``), the event never published."""
+
+
 @dataclass(frozen=True)
 class ServiceDefinition:
     name: str
     version: str
-    consumes: tuple[str, ...]
+    channels: ServiceChannels
+    """What the service consumes and produces, declared once for the runtime, the wiring and the AsyncAPI document
+    (``contracts/service_channels.py``): an input of another type is dead-lettered, an output of another type too."""
     handler: Handler | None = None
     sink: Sink | None = None
     external: tuple[ExternalInput, ...] = ()
@@ -114,9 +123,27 @@ class ServiceDefinition:
     ledger seals a checkpoint over what it appended since its last one."""
 
     @property
+    def consumes(self) -> tuple[str, ...]:
+        return self.channels.consumes
+
+    @property
+    def produces(self) -> tuple[str, ...]:
+        return self.channels.produces
+
+    @property
     def topics(self) -> list[str]:
         """Each consumed contract's topic, and its past majors' (read and upcast during a rolling deploy)."""
         return sorted({topic for t in self.consumes for topic in contract_for(t).topics})
+
+    def declared(self, payload: BaseModel) -> str:
+        """The payload's event type; UndeclaredEvent when the service does not declare it produces it."""
+        event_type = contract_of_payload(payload).event_type
+        if event_type not in self.produces:
+            raise UndeclaredEvent(
+                f"{self.name} made a {event_type}, which it does not declare it produces "
+                f"({', '.join(self.produces) or 'nothing'}; contracts/service_channels.py)"
+            )
+        return event_type
 
 
 def make_broker(
@@ -456,6 +483,11 @@ class ServiceRuntime:
             await self.dead_letter(raw, exc.reason, exc.detail, source, key)
             await self._done(meta.event_id, [], keeping)
             return
+        except UndeclaredEvent as exc:
+            self.metrics.handled(meta.event_type, time.perf_counter() - started, "error")
+            await self.dead_letter(raw, "undeclared-event", str(exc), source, key)
+            await self._done(meta.event_id, [], keeping)
+            return
         except TransientFailure as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "retry")
             keeping.cancel()
@@ -564,16 +596,14 @@ class ServiceRuntime:
                 await self.dead_letter(raw, "handler-error", detail, source, record.key)
                 await asyncio.to_thread(external.settled, (), position)
                 return
-            for first in firsts:
-                event = next_event(
-                    first.payload,
-                    producer=self.definition.name,
-                    producer_version=self.definition.version,
-                    occurred_at=self.definition.clock(),
-                    incident_id=first.incident_id,
-                    extra_input_digests=[first.input_digest],
-                )
-                await self._publish_first(seal(event, self.key))
+            try:
+                sealed = self._first_events(firsts)
+            except UndeclaredEvent as exc:
+                await self.dead_letter(raw, "undeclared-event", str(exc), source, record.key)
+                await asyncio.to_thread(external.settled, (), position)
+                return
+            for first_event in sealed:
+                await self._publish_first(first_event)
             await asyncio.to_thread(external.settled, firsts, position)
 
         return on_external
@@ -644,16 +674,33 @@ class ServiceRuntime:
                 kept = record.value if letter.keep is None else letter.keep
                 await self.dead_letter(kept, letter.reason, letter.detail, _source(record.position), record.key)
                 continue
-            for first in verdict.firsts:
-                event = next_event(
+            try:
+                sealed = self._first_events(verdict.firsts)
+            except UndeclaredEvent as exc:
+                await self.dead_letter(record.value, "undeclared-event", str(exc), _source(record.position), record.key)
+                continue
+            for first_event in sealed:
+                await self._publish_first(first_event)
+
+    def _first_events(self, firsts: Sequence[FirstEvent]) -> list[SignedEvent]:
+        """The first events of new incidents an external input found, signed; UndeclaredEvent, and none, when the
+        service does not declare one of their types."""
+        for first in firsts:
+            self.definition.declared(first.payload)
+        return [
+            seal(
+                next_event(
                     first.payload,
                     producer=self.definition.name,
                     producer_version=self.definition.version,
                     occurred_at=self.definition.clock(),
                     incident_id=first.incident_id,
                     extra_input_digests=[first.input_digest],
-                )
-                await self._publish_first(seal(event, self.key))
+                ),
+                self.key,
+            )
+            for first in firsts
+        ]
 
     async def _publish_first(self, sealed: SignedEvent) -> None:
         """The first event of a new incident opens the incident's trace, linked to the message it came from."""
@@ -707,7 +754,7 @@ def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: Sign
     assert definition.handler is not None
     sealed: list[SignedEvent] = []
     for payload in definition.handler(signed):
-        contract_of_payload(payload)
+        definition.declared(payload)
         event = next_event(
             payload,
             producer=definition.name,

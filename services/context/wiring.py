@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.external_input import ExternalInput
 from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.bus.runtime import ServiceDefinition
@@ -109,7 +110,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     return ServiceDefinition(
         NAME,
         MODELGUARD_VERSION,
-        ("RegressionDetected",),
+        SERVICE_CHANNELS[NAME],
         handler=handle,
         external=(mcl,),
         collectors=(MclRecordsCollector(lambda: IntakeCounts.from_counters(mirror.store.counters())),),

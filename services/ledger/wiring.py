@@ -6,7 +6,7 @@ import logging
 
 from sqlalchemy.exc import OperationalError
 
-from contracts.registry import CONTRACTS
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.handler_errors import TransientFailure
 from libs.bus.runtime import ServiceDefinition, Timer
 from libs.events.codec import SignedEvent
@@ -51,7 +51,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     return ServiceDefinition(
         NAME,
         MODELGUARD_VERSION,
-        tuple(sorted(CONTRACTS)),
+        SERVICE_CHANNELS[NAME],
         sink=append,
         timers=(Timer("checkpoint", max(0.5, interval / 2), sink.tick),),
         collectors=metrics.collectors,

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from contracts.common import PolicyRef
 from contracts.events.evaluation import RegressionDetected
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.handler_errors import TransientFailure
 from libs.bus.in_memory_kafka import InMemoryKafka, InMemoryProducer
 from libs.bus.in_memory_services import services_in_memory
@@ -55,7 +56,7 @@ def detection(signed: SignedEvent) -> list[BaseModel]:
 
 
 def detector(handler: Callable[[SignedEvent], list[BaseModel]] = detection) -> ServiceDefinition:
-    return ServiceDefinition("detector", "test", ("EvaluationReported",), handler=handler)
+    return ServiceDefinition("detector", "test", SERVICE_CHANNELS["detector"], handler=handler)
 
 
 def run(settings: Settings, services: list[ServiceDefinition], send: Send) -> InMemoryKafka:
@@ -198,7 +199,7 @@ def test_settled_waits_for_the_whole_chain_of_services(settings: Settings) -> No
         context_done.set()
         return []
 
-    context = ServiceDefinition("context", "test", ("RegressionDetected",), handler=slow_context)
+    context = ServiceDefinition("context", "test", SERVICE_CHANNELS["context"], handler=slow_context)
     run(settings, [detector(), context], lambda producer: send_signed(producer, [good]))
     assert context_done.is_set()
 
@@ -238,3 +239,25 @@ def test_a_group_reads_on_from_its_committed_offset_and_a_new_group_from_its_res
         assert [r.value for batch in (await latest.getmany(timeout_ms=10)).values() for r in batch] == [b"d"]
 
     asyncio.run(main())
+
+
+def test_an_event_the_service_does_not_declare_it_produces_is_never_published(settings: Settings) -> None:
+    """The context service declares ContextCollected and UpstreamRiskDetected (contracts/service_channels.py); a
+    handler of it that returns a RegressionDetected anyway gets its input dead-lettered, and only the detector's
+    RegressionDetected is on that topic."""
+    good = reported(KEYS, run_id="in-memory-9")
+    assert "RegressionDetected" not in SERVICE_CHANNELS["context"].produces
+
+    def overreaching(signed: SignedEvent) -> list[BaseModel]:
+        return [signed.event.payload.model_copy(update={"run_id": "from-the-context-service"})]
+
+    context = ServiceDefinition("context", "test", SERVICE_CHANNELS["context"], handler=overreaching)
+    cluster = run(settings, [detector(), context], lambda producer: send_signed(producer, [good]))
+
+    [letter] = cluster.records(DEAD_LETTER_TOPIC)
+    said = headers(letter)
+    assert said["mg-dlq-reason"] == "undeclared-event" and said["mg-dlq-service"] == "context"
+    assert "RegressionDetected" in said["mg-dlq-detail"]
+    [detected] = cluster.records(DETECTIONS)
+    assert letter.value == detected.value, "the context service's input, kept"
+    assert open_envelope(detected.value, KEYS.registry).signer == "detector"
