@@ -22,7 +22,8 @@ from contracts.events.evaluation import RegressionDetected
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for
 from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.handler_errors import TransientFailure
-from libs.bus.in_memory_kafka import InMemoryKafka, InMemoryProducer
+from libs.bus.in_memory_clients import InMemoryProducer
+from libs.bus.in_memory_kafka import InMemoryKafka
 from libs.bus.in_memory_services import services_in_memory
 from libs.bus.producer import send_signed
 from libs.bus.runtime import ServiceDefinition
