@@ -1,7 +1,7 @@
-"""Which contract each service consumes and produces: the map the AsyncAPI documents are generated from.
-
-The consumed side is checked against each service's wiring by a test, the produced side against what the
-services put in the ledger on the churn incident. Every service may also dead-letter what it cannot process.
+"""Which contract each service consumes and produces, declared once: each service's wiring passes its entry to its
+``ServiceDefinition``, whose runtime dead-letters an input of another type and the input of a handler that makes an
+event of a type not declared here (``libs/bus/runtime.py``); the AsyncAPI documents are generated from it
+(``contracts/asyncapi.py``). Every service may also dead-letter what it cannot process.
 """
 
 from __future__ import annotations

@@ -183,6 +183,10 @@ class Settings:
     dies mid-input leaves it to another after this (``libs/bus/processed_inputs.py``)."""
     mcl_batch_max_records: int = 500
     """``MODELGUARD_MCL_BATCH_MAX_RECORDS``: how many MCL records the context service handles and commits at once."""
+    datahub_root: Path | None = None
+    """Where relative ``datahub_files`` and ``datahub_change_files`` are read (named as they are, in provenance);
+    None: the working directory. Not from the environment: ``investigate`` and ``rerun`` read the repository's
+    fixture files, named relative to it as the embedded stack's processes name them, without a ``chdir``."""
 
     @property
     def kafka_bootstrap(self) -> str:

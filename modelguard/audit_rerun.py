@@ -8,7 +8,6 @@ recomputed payloads are only hashed and compared with the logged ones.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import importlib
@@ -60,16 +59,18 @@ def payload_digest(payload: BaseModel) -> str:
 
 
 def rerun_settings(settings: Settings, scratch_home: Path) -> Settings:
-    """The settings a service process of the embedded stack sees (notably its default DataHub files), with its
-    private state (processed inputs, scratch folders, the context's metadata mirror) under `scratch_home`, so a
-    rerun never touches the state of running services. Artifacts, keys and policies stay where they are."""
+    """The settings a service process of the embedded stack sees (notably its default DataHub files, relative ones
+    read in the repository, its working directory), with its private state (processed inputs, scratch folders, the
+    context's metadata mirror) under `scratch_home`, so a rerun never touches the state of running services.
+    Artifacts, keys and policies stay where they are."""
     if settings.datahub_files:
-        return dataclasses.replace(settings, home=scratch_home)
+        return dataclasses.replace(settings, home=scratch_home, datahub_root=settings.datahub_root or REPO_ROOT)
     return dataclasses.replace(
         settings,
         home=scratch_home,
         datahub_files=default_datahub_files(),
         datahub_change_files=settings.datahub_change_files or default_change_files(),
+        datahub_root=REPO_ROOT,
     )
 
 
@@ -98,18 +99,17 @@ def rerun_incident(
 ) -> list[RerunRow]:
     """One row per logged event of a deterministic phase (of one CI run when `run_id` is given), in log order.
 
-    Handlers run with the repository as working directory, as the stack's service processes do, so relative
-    paths recorded in provenance (the DataHub files) resolve and read the same.
+    Relative DataHub file paths recorded in provenance are read where the stack's service processes read them
+    (``rerun_settings``: under the repository), without changing the working directory.
     """
     rows: list[RerunRow] = []
-    with contextlib.chdir(REPO_ROOT):
-        for row in store.incident_events(incident_id):
-            if row.producer not in DETERMINISTIC_PHASES:
-                continue
-            logged = open_envelope(row.envelope_bytes, registry)
-            if run_id is not None and getattr(logged.event.payload, "run_id", None) != run_id:
-                continue
-            rows.append(_rerun_one(logged, store, registry, definition_of))
+    for row in store.incident_events(incident_id):
+        if row.producer not in DETERMINISTIC_PHASES:
+            continue
+        logged = open_envelope(row.envelope_bytes, registry)
+        if run_id is not None and getattr(logged.event.payload, "run_id", None) != run_id:
+            continue
+        rows.append(_rerun_one(logged, store, registry, definition_of))
     return rows
 
 

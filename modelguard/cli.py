@@ -606,7 +606,8 @@ def parser() -> argparse.ArgumentParser:
         "the whole pipeline on one bundle in this process, no broker",
         "Exit 0 gate_passed, 10 repair_validated, 11 repair_withheld, 12 validation_failed, 13 no_code_repair, "
         "14 abstained, 15 environment_failed (docs/scenarios.md); with --ci, 0 when the central policy passes "
-        "the outcome.",
+        "the outcome. Each service runs its own runtime over an in-memory Kafka: 1, in one line, when one "
+        "dead-letters an input (the services' log lines: HOME/logs/investigate.log).",
     )
     inv.add_argument("bundle", help="a bundle folder (docs/scenarios.md)")
     inv.add_argument("--out", required=True, help="folder for summary.json, the events, the report and the patch")

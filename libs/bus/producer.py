@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
@@ -21,6 +22,18 @@ async def _start(producer: AIOKafkaProducer) -> None:
         raise
 
 
+async def send_signed(producer: Any, events: Sequence[SignedEvent]) -> None:
+    """Each event on its contract's topic, keyed by its incident, with the event's headers, one after the other;
+    ``producer``: a started ``AIOKafkaProducer``, or an in-memory cluster's (``libs/bus/in_memory_kafka.py``)."""
+    for signed in events:
+        await producer.send_and_wait(
+            contract_for(signed.event.meta.event_type).topic,
+            signed.envelope_bytes,
+            key=signed.event.meta.incident_id.encode(),
+            headers=[(k, v.encode()) for k, v in event_headers(signed).items()],
+        )
+
+
 async def publish_signed(
     target: KafkaConnection | str, events: Sequence[SignedEvent], idempotence: bool = False
 ) -> None:
@@ -29,13 +42,7 @@ async def publish_signed(
     )
     await _start(producer)
     try:
-        for signed in events:
-            await producer.send_and_wait(
-                contract_for(signed.event.meta.event_type).topic,
-                signed.envelope_bytes,
-                key=signed.event.meta.incident_id.encode(),
-                headers=[(k, v.encode()) for k, v in event_headers(signed).items()],
-            )
+        await send_signed(producer, events)
     finally:
         await producer.stop()
 

@@ -1,7 +1,9 @@
 """The thin transport around a service's plain handler: consume, verify, dedupe, handle, sign, publish.
 
 A handler is a plain function from one verified input event to the payloads of its output events. This
-module is the only place that knows about Kafka, envelopes on the wire, dead letters and offsets.
+module is the only place that knows about Kafka, envelopes on the wire, dead letters and offsets. Its brokers come
+from a ``BrokerFactory``: ``make_broker`` (Kafka), or ``libs.bus.in_memory_broker.in_memory_brokers`` (an in-memory
+cluster, for ``modelguard investigate``): everything from the bytes read to the bytes published is this code.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka import TopicPartition as AIOTopicPartition
@@ -33,6 +35,7 @@ from pydantic import BaseModel
 
 from contracts.meta import EventMeta
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, contract_of_payload
+from contracts.service_channels import ServiceChannels
 from libs.bus.batch_sink import MAX_RECORDS, WAIT_MS, BatchSink, consume_batch
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
@@ -44,6 +47,7 @@ from libs.bus.external_input import (
     DeadLetterVerdict,
     ExternalInput,
     ExternalRecord,
+    FirstEvent,
     InputPosition,
     RecordVerdict,
     read_on_the_bus,
@@ -96,11 +100,18 @@ class Timer:
     tick: Callable[[], object]
 
 
+class UndeclaredEvent(RuntimeError):
+    """A service made an event of a type it does not declare it produces (``contracts/service_channels.py``): the
+    input it came from is dead-lettered (``undeclared-event``), the event never published."""
+
+
 @dataclass(frozen=True)
 class ServiceDefinition:
     name: str
     version: str
-    consumes: tuple[str, ...]
+    channels: ServiceChannels
+    """What the service consumes and produces, declared once for the runtime, the wiring and the AsyncAPI document
+    (``contracts/service_channels.py``): an input of another type is dead-lettered, an output of another type too."""
     handler: Handler | None = None
     sink: Sink | None = None
     external: tuple[ExternalInput, ...] = ()
@@ -111,11 +122,32 @@ class ServiceDefinition:
     """With a sink: the consumer hands it each poll whole instead (``libs/bus/batch_sink``); ``sink`` stays for a
     caller holding one event."""
     """The service's own Prometheus metrics, served on ``/metrics`` beside every service's (``libs/bus/prometheus``)."""
+    on_stop: Callable[[], object] | None = None
+    """Run once when the service stops gracefully, after its consumers stopped (nothing is in hand any more): the
+    ledger seals a checkpoint over what it appended since its last one."""
+
+    @property
+    def consumes(self) -> tuple[str, ...]:
+        return self.channels.consumes
+
+    @property
+    def produces(self) -> tuple[str, ...]:
+        return self.channels.produces
 
     @property
     def topics(self) -> list[str]:
         """Each consumed contract's topic, and its past majors' (read and upcast during a rolling deploy)."""
         return sorted({topic for t in self.consumes for topic in contract_for(t).topics})
+
+    def declared(self, payload: BaseModel) -> str:
+        """The payload's event type; UndeclaredEvent when the service does not declare it produces it."""
+        event_type = contract_of_payload(payload).event_type
+        if event_type not in self.produces:
+            raise UndeclaredEvent(
+                f"{self.name} made a {event_type}, which it does not declare it produces "
+                f"({', '.join(self.produces) or 'nothing'}; contracts/service_channels.py)"
+            )
+        return event_type
 
 
 def make_broker(
@@ -126,9 +158,11 @@ def make_broker(
     connection: KafkaConnection | None = None,
     client_id: str | None = None,
     consumer_only: bool = False,
+    broker_type: Callable[..., KafkaBroker] = KafkaBroker,
 ) -> KafkaBroker:
     """A FastStream broker on ``connection`` (default: the bus) with its security. ``consumer_only``: no producer
-    and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka)."""
+    and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka). ``broker_type``: FastStream's
+    ``KafkaBroker``, or one whose clients are elsewhere (``libs/bus/in_memory_broker.py``)."""
     telemetry = telemetry or service_telemetry(service, settings.trace_file)
     connection = connection or settings.kafka
     middlewares: list[Any] = [
@@ -136,7 +170,7 @@ def make_broker(
     ]
     if prometheus is not None:
         middlewares.append(prometheus.middleware())
-    return KafkaBroker(
+    return broker_type(
         connection.bootstrap,
         security=connection.security(),
         client_id=client_id or f"modelguard-{service}",
@@ -149,6 +183,21 @@ def make_broker(
     )
 
 
+class BrokerFactory(Protocol):
+    """How a runtime gets its brokers: ``make_broker`` (Kafka), or ``libs.bus.in_memory_broker.in_memory_brokers``."""
+
+    def __call__(
+        self,
+        settings: Settings,
+        service: str,
+        telemetry: ServiceTelemetry | None = None,
+        prometheus: ServicePrometheus | None = None,
+        connection: KafkaConnection | None = None,
+        client_id: str | None = None,
+        consumer_only: bool = False,
+    ) -> KafkaBroker: ...
+
+
 class ServiceRuntime:
     def __init__(
         self,
@@ -156,6 +205,7 @@ class ServiceRuntime:
         settings: Settings,
         key: SigningKey,
         registry: KeyRegistry,
+        brokers: BrokerFactory = make_broker,
     ) -> None:
         if (definition.handler is None) == (definition.sink is None):
             raise ValueError("a service has exactly one of handler or sink")
@@ -168,13 +218,13 @@ class ServiceRuntime:
         self.health = HealthState()
         self.prometheus = ServicePrometheus(definition.name, definition.collectors)
         self._background: list[asyncio.Task[None]] = []
-        self.broker = make_broker(settings, definition.name, self.telemetry, self.prometheus)
+        self.broker = brokers(settings, definition.name, self.telemetry, self.prometheus)
         self.external_broker: KafkaBroker | None = None
         """DataHub's Kafka, when it is not the bus (``Settings.mcl_on_the_bus``): the consumers of the external topics
         there only; what they lead to (first events, dead letters) is published on the bus."""
         on_datahub = [t for e in definition.external for t in e.topics if not read_on_the_bus(t)]
         if on_datahub and not settings.mcl_on_the_bus:
-            self.external_broker = make_broker(
+            self.external_broker = brokers(
                 settings,
                 definition.name,
                 self.telemetry,
@@ -202,6 +252,8 @@ class ServiceRuntime:
         polls: dict[str, Any] = (
             {"batch": True, "max_records": MAX_RECORDS, "batch_timeout_ms": WAIT_MS} if definition.batch_sink else {}
         )
+        if definition.on_stop is not None:
+            self.app.after_shutdown(self._stopped)
         self.broker.subscriber(
             *definition.topics,
             group_id=f"modelguard-{definition.name}",
@@ -282,7 +334,7 @@ class ServiceRuntime:
         ready.write_text(str(os.getpid()))
         self.health.ready = True
         self._background.append(asyncio.create_task(beat_forever(self.health)))
-        self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
+        self.start_timers()
         self._background.append(
             asyncio.create_task(
                 watch_for_broker_loss(
@@ -302,6 +354,19 @@ class ServiceRuntime:
         )
         self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
+
+    def start_timers(self) -> None:
+        """The definition's timers, each in a task of its own until the service goes down."""
+        self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
+
+    async def _stopped(self) -> None:
+        """After the brokers stopped: the definition's ``on_stop``, in a worker thread like its handler; a failure
+        is logged and the service stops all the same (the ledger's timer seals at its next start)."""
+        assert self.definition.on_stop is not None
+        try:
+            await asyncio.to_thread(self.definition.on_stop)
+        except Exception:
+            log.exception("%s: its last step on stopping failed", self.definition.name)
 
     async def _watch(self, name: str, connection: KafkaConnection, broker: KafkaBroker) -> None:
         """Probe one connection's brokers; stop and start that broker's consumers around an outage."""
@@ -426,6 +491,11 @@ class ServiceRuntime:
             await self.dead_letter(raw, exc.reason, exc.detail, source, key)
             await self._done(meta.event_id, [], keeping)
             return
+        except UndeclaredEvent as exc:
+            self.metrics.handled(meta.event_type, time.perf_counter() - started, "error")
+            await self.dead_letter(raw, "undeclared-event", str(exc), source, key)
+            await self._done(meta.event_id, [], keeping)
+            return
         except TransientFailure as exc:
             self.metrics.handled(meta.event_type, time.perf_counter() - started, "retry")
             keeping.cancel()
@@ -539,16 +609,14 @@ class ServiceRuntime:
                 await self.dead_letter(raw, "handler-error", detail, source, record.key)
                 await asyncio.to_thread(external.settled, (), position)
                 return
-            for first in firsts:
-                event = next_event(
-                    first.payload,
-                    producer=self.definition.name,
-                    producer_version=self.definition.version,
-                    occurred_at=self.definition.clock(),
-                    incident_id=first.incident_id,
-                    extra_input_digests=[first.input_digest],
-                )
-                await self._publish_first(seal(event, self.key))
+            try:
+                sealed = self._first_events(firsts)
+            except UndeclaredEvent as exc:
+                await self.dead_letter(raw, "undeclared-event", str(exc), source, record.key)
+                await asyncio.to_thread(external.settled, (), position)
+                return
+            for first_event in sealed:
+                await self._publish_first(first_event)
             await asyncio.to_thread(external.settled, firsts, position)
 
         return on_external
@@ -619,16 +687,33 @@ class ServiceRuntime:
                 kept = record.value if letter.keep is None else letter.keep
                 await self.dead_letter(kept, letter.reason, letter.detail, _source(record.position), record.key)
                 continue
-            for first in verdict.firsts:
-                event = next_event(
+            try:
+                sealed = self._first_events(verdict.firsts)
+            except UndeclaredEvent as exc:
+                await self.dead_letter(record.value, "undeclared-event", str(exc), _source(record.position), record.key)
+                continue
+            for first_event in sealed:
+                await self._publish_first(first_event)
+
+    def _first_events(self, firsts: Sequence[FirstEvent]) -> list[SignedEvent]:
+        """The first events of new incidents an external input found, signed; UndeclaredEvent, and none, when the
+        service does not declare one of their types."""
+        for first in firsts:
+            self.definition.declared(first.payload)
+        return [
+            seal(
+                next_event(
                     first.payload,
                     producer=self.definition.name,
                     producer_version=self.definition.version,
                     occurred_at=self.definition.clock(),
                     incident_id=first.incident_id,
                     extra_input_digests=[first.input_digest],
-                )
-                await self._publish_first(seal(event, self.key))
+                ),
+                self.key,
+            )
+            for first in firsts
+        ]
 
     async def _publish_first(self, sealed: SignedEvent) -> None:
         """The first event of a new incident opens the incident's trace, linked to the message it came from."""
@@ -673,7 +758,8 @@ async def _run_timer(timer: Timer) -> None:
 def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: SignedEvent) -> list[SignedEvent]:
     """One input through a service's handler (or sink), its outputs made into signed events of the incident.
 
-    The transport-free core of a service: the Kafka runtime calls it, and so does `modelguard investigate`.
+    The transport-free core of a service, which the runtime calls over either transport (Kafka, or the in-memory
+    one `modelguard investigate` runs on).
     """
     if definition.sink is not None:
         definition.sink(signed)
@@ -681,7 +767,7 @@ def handle_and_seal(definition: ServiceDefinition, key: SigningKey, signed: Sign
     assert definition.handler is not None
     sealed: list[SignedEvent] = []
     for payload in definition.handler(signed):
-        contract_of_payload(payload)
+        definition.declared(payload)
         event = next_event(
             payload,
             producer=definition.name,

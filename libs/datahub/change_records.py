@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from contracts.context_snapshot import MetadataChange, Provenance
+from libs.datahub.file_root import readable
 
 EPOCH_ISO = "1970-01-01T00:00:00+00:00"
 
@@ -22,9 +23,11 @@ class ChangeRecordsError(ValueError):
     """The change file is missing, not JSON, or holds a record that is not MCL-shaped."""
 
 
-def read_change_records(path: Path) -> list[MetadataChange]:
+def read_change_records(path: Path, root: Path | None = None) -> list[MetadataChange]:
+    """A relative ``path`` is read under ``root`` when one is given (``libs/datahub/file_root.py``) and named as it
+    is in each record's provenance."""
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(readable(Path(path), root).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ChangeRecordsError(f"{path}: not a readable JSON file: {exc}") from exc
     if not isinstance(document, list):

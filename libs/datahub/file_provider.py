@@ -22,11 +22,13 @@ CAPABILITY_GAPS = (
 
 
 class FileContextProvider:
-    """Reads the given MCP JSON files on every ``collect`` and assembles a snapshot for one model."""
+    """Reads the given MCP JSON files on every ``collect`` and assembles a snapshot for one model; relative paths
+    under ``root`` when one is given (``libs/datahub/file_root.py``)."""
 
-    def __init__(self, paths: Sequence[Path], limits: WalkLimits | None = None) -> None:
+    def __init__(self, paths: Sequence[Path], limits: WalkLimits | None = None, root: Path | None = None) -> None:
         self._paths = tuple(Path(path) for path in paths)
         self._limits = limits or WalkLimits()
+        self._root = root
 
     @property
     def name(self) -> str:
@@ -38,7 +40,7 @@ class FileContextProvider:
 
     def collect(self, model_urn: str, fetched_at: str) -> ContextSnapshot:
         """Raises MetadataFileError when a file is malformed."""
-        loaded = [load_mcp_file(path) for path in self._paths]
+        loaded = [load_mcp_file(path, self._root) for path in self._paths]
         graph = MetadataGraph.from_records(record for file in loaded for record in file.records)
         return assemble_snapshot(
             graph,

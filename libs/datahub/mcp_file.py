@@ -29,6 +29,7 @@ from datahub.metadata.schema_classes import ChangeTypeClass, MetadataChangeEvent
 from datahub.utilities.urns.urn import guess_entity_type
 
 from libs.datahub.decode_fidelity import DecodeMismatch, decode_mismatches
+from libs.datahub.file_root import readable
 
 
 class MetadataFileError(Exception):
@@ -80,9 +81,10 @@ class _DecodedEntry:
     warnings: tuple[str, ...] = ()
 
 
-def load_mcp_file(path: Path) -> LoadedMetadataFile:
-    """Decode every entry of one MCP/MCE JSON file; raise MetadataFileError on malformed input."""
-    entries = _read_json_array(path)
+def load_mcp_file(path: Path, root: Path | None = None) -> LoadedMetadataFile:
+    """Decode every entry of one MCP/MCE JSON file; raise MetadataFileError on malformed input. A relative
+    ``path`` is read under ``root`` when one is given (``libs/datahub/file_root.py``) and named as it is."""
+    entries = _read_json_array(path, readable(path, root))
     records: list[AspectRecord] = []
     skipped: list[SkippedEntry] = []
     warnings: list[str] = []
@@ -98,9 +100,9 @@ def load_mcp_file(path: Path) -> LoadedMetadataFile:
     return LoadedMetadataFile(path, tuple(records), tuple(skipped), tuple(warnings))
 
 
-def _read_json_array(path: Path) -> list[Any]:
+def _read_json_array(path: Path, location: Path) -> list[Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = location.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise MetadataFileError(path, f"cannot read the file: {error}") from None
     try:

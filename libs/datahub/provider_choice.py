@@ -20,7 +20,7 @@ def context_provider_from(settings: Settings, env: Mapping[str, str] | None = No
     env = os.environ if env is None else env
     choice = env.get("MODELGUARD_CONTEXT_PROVIDER", "file")
     if choice == "file":  # with no files the snapshot is empty and says so: the code and data still speak
-        return FileContextProvider(settings.datahub_files)
+        return FileContextProvider(settings.datahub_files, root=settings.datahub_root)
     if choice == "sdk":
         server = env.get("DATAHUB_GMS_URL")
         if not server:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.external_input import ExternalInput
 from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.bus.runtime import ServiceDefinition
@@ -46,7 +47,7 @@ def open_mirror(settings: Settings) -> MetadataMirror:
     mirror = MetadataMirror(store)
     if mirror.needs_bootstrap and settings.datahub_files:
         try:
-            bootstrap_from_files(mirror, settings.datahub_files)
+            bootstrap_from_files(mirror, settings.datahub_files, settings.datahub_root)
         except MetadataFileError as exc:
             raise SettingsError(f"cannot bootstrap the metadata mirror: {exc}") from None
     return mirror
@@ -66,7 +67,11 @@ def _carry_over_older_files(state: Path, store: MirrorStore) -> None:
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     provider = context_provider_from(settings)
     try:
-        file_changes = [record for path in settings.datahub_change_files for record in read_change_records(path)]
+        file_changes = [
+            record
+            for path in settings.datahub_change_files
+            for record in read_change_records(path, settings.datahub_root)
+        ]
     except ChangeRecordsError as exc:
         raise SettingsError(str(exc)) from exc
     try:
@@ -105,7 +110,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     return ServiceDefinition(
         NAME,
         MODELGUARD_VERSION,
-        ("RegressionDetected",),
+        SERVICE_CHANNELS[NAME],
         handler=handle,
         external=(mcl,),
         collectors=(MclRecordsCollector(lambda: IntakeCounts.from_counters(mirror.store.counters())),),

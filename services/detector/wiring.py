@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contracts.common import PolicyRef
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.artifacts.open_store import artifact_store
 from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import ServiceDefinition
@@ -41,4 +42,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         except RefereeFailed as exc:
             raise RejectedInput("referee-failed", str(exc)) from exc
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("EvaluationReported",), handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)

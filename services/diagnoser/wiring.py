@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
@@ -65,4 +66,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
             outcome = diagnose_inputs(inputs, thresholds, generated)  # failed commands are evidence, not errors
         return [diagnosis_event(collected, outcome)]
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("ContextCollected",), handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)

@@ -1,6 +1,7 @@
 """Ledger: every verified event appended once, after its cause, to the incident's hash chain; checkpoints
-signed after every N appends, at the first append after a quiet interval, and by a timer (`tick`) when an
-event older than the interval is under no checkpoint, so an idle ledger's newest events are covered too.
+signed after every N appends, at the first append after a quiet interval, by a timer (`tick`) when an
+event older than the interval is under no checkpoint, so an idle ledger's newest events are covered too, and when
+the ledger stops gracefully (`seal_uncovered`), so a stopped ledger's are.
 
 The service hands the sink each consumer poll whole (`append_batch`): what can be appended goes in one
 transaction, causes placed before their effects whatever order the topics delivered them in.
@@ -102,12 +103,23 @@ class LedgerSink:
 
     def tick(self) -> bool:
         """Seal a checkpoint when an event older than the interval is under none; True when one was sealed."""
-        last = self.store.latest_checkpoint()
-        oldest = self.store.oldest_appended_after(last.position if last else 0)
+        oldest = self._oldest_uncovered()
         if oldest is None or (self.wall_clock() - oldest).total_seconds() < self.checkpoint_interval_s:
             return False
         self._seal()
         return True
+
+    def seal_uncovered(self) -> bool:
+        """Seal a checkpoint when any event is under none, however recent (the ledger stopping: the ledger's
+        ``on_stop``); True when one was sealed."""
+        if self._oldest_uncovered() is None:
+            return False
+        self._seal()
+        return True
+
+    def _oldest_uncovered(self) -> datetime | None:
+        last = self.store.latest_checkpoint()
+        return self.store.oldest_appended_after(last.position if last else 0)
 
     def _seal(self) -> None:
         with self._sealing:  # the timer's thread and the consumer's never fold the same range twice

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import OperationalError
 
-from contracts.registry import CONTRACTS
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.handler_errors import TransientFailure
 from libs.bus.runtime import ServiceDefinition, Timer
 from libs.events.codec import SignedEvent
@@ -62,9 +62,10 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
     return ServiceDefinition(
         NAME,
         MODELGUARD_VERSION,
-        tuple(sorted(CONTRACTS)),
+        SERVICE_CHANNELS[NAME],
         sink=append,
         batch_sink=append_poll,
         timers=(Timer("checkpoint", max(0.5, interval / 2), sink.tick),),
         collectors=metrics.collectors,
+        on_stop=sink.seal_uncovered,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
@@ -13,7 +14,6 @@ from services.publisher.handler import publish
 from services.publisher.publication_channels import publication_channels
 
 NAME = "publisher"
-CONSUMES = ("RepairValidated", "ValidationFailed", "RepairWithheld", "UpstreamRiskDetected")
 
 
 def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
@@ -24,4 +24,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         # The ledger position of the source is not known here (the ledger appends concurrently): links omit it.
         return [publish(signed, channels.github, channels.datahub, attest, notifier=channels.notifier)]
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, CONSUMES, handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contracts.common import ArtifactRef
 from contracts.events.diagnosis import DiagnosisCompleted
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
@@ -38,5 +39,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
             )
         return [repair_event(diagnosed, outcome, store_patch)]
 
-    consumes = ("DiagnosisCompleted", "DiagnosisAbstained")
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, consumes, handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contracts.events.repair import RepairProposed
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
@@ -48,4 +49,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
             )
         return [validation_event(proposed, report)]
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, ("RepairProposed",), handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)

@@ -17,6 +17,7 @@ import aiokafka.client
 import pytest
 
 from contracts.registry import all_topics
+from contracts.service_channels import ServiceChannels
 from libs.bus.embedded_broker import free_loopback_port, start_embedded_broker
 from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_signed
@@ -60,7 +61,9 @@ def test_a_service_stops_reconnecting_while_its_broker_is_away_and_resumes_when_
 
     async def scenario() -> None:
         await ensure_topics(first.bootstrap, all_topics(), 1)
-        definition = ServiceDefinition("probe", "test", ("EvaluationReported",), sink=sink)
+        definition = ServiceDefinition(
+            "probe", "test", ServiceChannels("a probe", consumes=("EvaluationReported",)), sink=sink
+        )
         runtime = ServiceRuntime(definition, settings, keys["probe"], keys.registry)
         await runtime.broker.start()
         await runtime._announce_ready()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from contracts.registry import all_topics
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.embedded_broker import free_loopback_port, start_embedded_broker
 from libs.bus.external_input import ExternalInput, InputPosition
 from libs.bus.producer import publish_raw
@@ -56,7 +57,7 @@ def test_datahubs_kafka_away_stops_only_the_mcl_consumers_until_it_answers_again
         return []
 
     mcl = ExternalInput("datahub-mcl", (TOPIC,), handle=handle)
-    definition = ServiceDefinition("context", "test", ("RegressionDetected",), sink=lambda e: None, external=(mcl,))
+    definition = ServiceDefinition("context", "test", SERVICE_CHANNELS["context"], sink=lambda e: None, external=(mcl,))
 
     async def scenario() -> None:
         await ensure_topics(bus.bootstrap, all_topics(), 1)

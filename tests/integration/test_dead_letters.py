@@ -4,22 +4,30 @@ service keeps consuming and handles the next good event."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import shutil
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
-from aiokafka import ConsumerRecord
+from aiokafka import AIOKafkaProducer, ConsumerRecord
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE
 from contracts.registry import DEAD_LETTER_TOPIC, contract_for, topic_of
-from libs.bus.producer import publish_raw, publish_signed
+from libs.bus.in_memory_kafka import InMemoryKafka
+from libs.bus.in_memory_services import services_in_memory
+from libs.bus.producer import publish_raw, publish_signed, send_signed
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import envelope_bytes, open_envelope, seal
-from libs.settings import Settings
+from libs.settings import Settings, load_settings
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import KeyRegistry, generate_key, load_private_key
+from modelguard.investigate import built_services
 from tests.support.kafka_reader import read_topic
-from tests.support.running_stack import running_stack
+from tests.support.running_stack import environment, running_stack
 from tests.support.sample_events import reported
 from tests.support.self_reported_policy import install_self_reported_policy
 
@@ -172,3 +180,80 @@ def test_during_a_rolling_deploy_a_past_majors_report_is_upcast_and_gated(detect
 
     assert _until_found(bootstrap, contract_for("RegressionDetected").topic, gated_from_whole)
     assert _until_found(bootstrap, DEAD_LETTER_TOPIC, half_refused)
+
+
+def test_the_in_memory_transport_dead_letters_what_the_broker_dead_letters(
+    detector_stack: tuple[Settings, str], tmp_path: Path
+) -> None:
+    """The same hostile bytes, then a good report, to the same detector: over the broker (the stack's process) and
+    over the in-memory transport `investigate` runs on. The same dead letters (the bytes kept, the reason, the
+    service), and the same RegressionDetected for the good one. Not compared: the dead letters' source (a topic,
+    partition and offset: where each broker put the record) and timestamps."""
+    settings, bootstrap = detector_stack
+    keys = _RegisteredKeys(settings)
+    topic = contract_for("EvaluationReported").topic
+    good = reported(keys, run_id="both-transports")  # type: ignore[arg-type]
+    envelope = json.loads(good.envelope_bytes)
+    event = json.loads(base64.b64decode(envelope["payload"]))
+    event["payload"]["run_id"] = "both-transports-forged"  # the signature left as it was
+    tampered = json.dumps({**envelope, "payload": base64.b64encode(canonical_bytes(event)).decode()}).encode()
+    foreign = seal(good.event, generate_key("reporter")).envelope_bytes
+    garbage = b"not json either (both-transports)"
+    hostile = [tampered, foreign, garbage]
+
+    async def send(producer: Any) -> None:
+        for value in hostile:
+            await producer.send_and_wait(topic, value, key=b"both")
+        await send_signed(producer, [good])
+
+    async def over_kafka() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        try:
+            await send(producer)
+        finally:
+            await producer.stop()
+
+    asyncio.run(over_kafka())
+    dead: list[ConsumerRecord] = []
+    deadline = time.monotonic() + 90
+    while {r.value for r in dead} != set(hostile) and time.monotonic() < deadline:
+        dead = [r for r in read_topic(bootstrap, DEAD_LETTER_TOPIC, expected=10**6, timeout_s=2) if r.value in hostile]
+
+    def caused_by_good(record: ConsumerRecord) -> bool:
+        return open_envelope(record.value, keys.registry).event.meta.causation_id == good.event.meta.event_id
+
+    assert _until_found(bootstrap, contract_for("RegressionDetected").topic, caused_by_good)
+    [detected_on_kafka] = [
+        r for r in read_topic(bootstrap, contract_for("RegressionDetected").topic, 10**6, 2) if caused_by_good(r)
+    ]
+
+    home = tmp_path / "in-memory"
+    shutil.copytree(settings.keys_dir, home / "keys")
+    install_self_reported_policy(home)
+    with environment({"MODELGUARD_HOME": str(home)}):
+        in_memory = load_settings()
+
+    async def over_memory() -> InMemoryKafka:
+        cluster = InMemoryKafka()
+        async with services_in_memory(cluster, built_services(in_memory, ["detector"]), in_memory, keys.registry):
+            producer = cluster.producer()
+            await producer.start()
+            await send(producer)
+            await cluster.settled()
+        return cluster
+
+    cluster = asyncio.run(over_memory())
+
+    def letters(records: list[ConsumerRecord]) -> list[tuple[bytes, bytes | None, str, str]]:
+        return sorted(
+            (r.value, r.key, dict(r.headers)["mg-dlq-reason"].decode(), dict(r.headers)["mg-dlq-service"].decode())
+            for r in records
+        )
+
+    assert letters(dead) == letters(cluster.records(DEAD_LETTER_TOPIC))
+    assert sorted(reason for _, _, reason, _ in letters(dead)) == ["bad-signature", "bad-signature", "not-json"]
+    [detected_in_memory] = cluster.records(contract_for("RegressionDetected").topic)
+    on_kafka, in_mem = (open_envelope(r.value, keys.registry).event for r in (detected_on_kafka, detected_in_memory))
+    assert in_mem.meta.event_id == on_kafka.meta.event_id
+    assert in_mem.payload == on_kafka.payload

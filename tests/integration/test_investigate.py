@@ -4,13 +4,19 @@ job's exit code is the gate's."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from libs.bundle.load import load_bundle
-from libs.ledger import LedgerStore, verify_incident
+from libs.ledger import LedgerStore, verify_checkpoints, verify_incident
 from libs.settings import load_settings
 from libs.signing.keys import KeyRegistry
 from modelguard.audit_rerun import rerun_incident, rerun_settings, service_definitions
@@ -112,3 +118,82 @@ def test_investigate_ci_exits_by_the_central_policys_ci_outcomes(
     said = capsys.readouterr().out
     assert "CI fail (abstained, by the central policy's ci.outcomes)" in said
     assert "CI pass (abstained, by the central policy's ci.outcomes)" in said
+
+
+def test_investigate_never_changes_the_working_directory_and_leaves_the_incident_under_a_signed_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from another folder with a relative --out: every phase reads the repository's DataHub files and names
+    them as the stack's processes do, the process's working directory never moves (handlers run in threads: a
+    chdir would move it for all of them), and the ledger service seals a checkpoint over every event on stopping."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MODELGUARD_HOME", raising=False)
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.add(os.getcwd())
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        code = main(["investigate", str(CHURN), "--out", "relative-out", "--run-id", "cwd-1"])
+    finally:
+        stop.set()
+        watcher.join()
+    assert code == 10
+    assert seen == {str(tmp_path)}
+    out = tmp_path / "relative-out"
+    [context] = [json.loads(p.read_text()) for p in (out / "events").glob("*-ContextCollected.json")]
+    model = context["event"]["payload"]["context"]["model"]
+    assert model["provenance"]["location"] == "fixtures/scenarios/churn-monthly-spend/datahub/metadata.json"
+
+    home = out / "home"
+    store = LedgerStore(f"sqlite:///{home / 'ledger.sqlite'}")
+    registry = KeyRegistry.load(home / "keys" / "registry.json")
+    latest = store.latest_checkpoint()
+    assert latest is not None and latest.position == store.count() == 7
+    assert verify_checkpoints(store, registry).ok
+
+
+def test_an_input_a_service_gives_up_on_is_named_in_one_line_with_exit_1(tmp_path: Path) -> None:
+    """DataHub's GMS does not answer: the context service retries the regression as over Kafka (the central
+    policy's delivery.max_attempts, its backoff), then dead-letters it; investigate says so in one line on stderr,
+    the services' lines (FastStream's tracebacks of the retried attempts too) going to their log file."""
+    central = yaml.safe_load((REPO_ROOT / "policy" / "central.yaml").read_text())
+    central["delivery"] = {"max_attempts": 2, "backoff_base_s": 0.05, "backoff_cap_s": 0.1}
+    policy = tmp_path / "central.yaml"
+    policy.write_text(yaml.safe_dump(central))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("MODELGUARD_")},
+        "MODELGUARD_CENTRAL_POLICY": str(policy),
+        "MODELGUARD_CONTEXT_PROVIDER": "sdk",
+        "DATAHUB_GMS_URL": f"http://127.0.0.1:{closed}",
+    }
+    bundle = make_tiny_bundle(tmp_path / "bundle")
+    out = tmp_path / "out"
+
+    done = subprocess.run(
+        [sys.executable, "-m", "modelguard", "investigate", str(bundle), "--out", str(out)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 1, done.stderr
+    assert len(err) == 1, done.stderr
+    assert err[0].startswith("modelguard investigate: tiny-threshold: context dead-lettered RegressionDetected ")
+    assert "retries-exhausted" in err[0] and err[0].endswith(
+        f"(the services' log: {out / 'home' / 'logs' / 'investigate.log'})"
+    )
+    logged = (out / "home" / "logs" / "investigate.log").read_text()
+    assert "Traceback" in logged and "dead-letter retries-exhausted" in logged
+    assert not (out / "summary.json").exists()

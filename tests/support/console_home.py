@@ -5,21 +5,21 @@ with the ledger's key as the ledger service seals one."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
-from libs.events.codec import SignedEvent, seal
+from libs.events.codec import seal
 from libs.events.factory import next_event
 from libs.ledger import LedgerStore, write_checkpoint
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey, load_private_key
 from modelguard.console.ledger_source import ConsoleLedger
 from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, encode_change
-from modelguard.investigate import _definitions, dispatch, install_bundle_inputs, investigate
-from modelguard.stack import REPO_ROOT, SCENARIOS
+from modelguard.investigate import built_services, install_bundle_inputs, investigate, run_in_memory
+from modelguard.stack import SCENARIOS
+from services.context import wiring as context_wiring
 from tests.support.running_stack import environment
 
 CHURN = SCENARIOS / "churn-monthly-spend"
@@ -58,26 +58,21 @@ def fill_console_home(home: Path) -> ConsoleHome:
 
 def upstream_risk(settings: Settings) -> str:
     """Act 2 without a broker: the MCL bytes through the context service's intake, its first event signed as the
-    runtime signs it, then dispatched to the publisher; every event appended to the ledger. The incident id."""
+    runtime signs it, then published to the publisher and the ledger over the in-memory transport. The incident
+    id."""
     bundle_settings = install_bundle_inputs(settings, load_bundle(CHURN))
     raw, _urn = encode_change(CHANGE, [CHURN / "datahub" / "metadata.json"], OFFLINE_SCHEMA_ID)
-    store = LedgerStore(settings.ledger_url)
-    with contextlib.chdir(REPO_ROOT):
-        services = _definitions(bundle_settings)
-        context, key = next((d, k) for d, k in services if d.name == "context")
-        (first,) = context.external[0].handle(raw, None)
-        event = next_event(
-            first.payload,
-            producer=context.name,
-            producer_version=context.version,
-            occurred_at=context.clock(),
-            incident_id=first.incident_id,
-            extra_input_digests=[first.input_digest],
-        )
-        others = [(d, k) for d, k in services if d.name != "context"]
-
-        def append(signed: SignedEvent) -> None:
-            store.append(signed)
-
-        dispatch(seal(event, key), others, append)
+    key = load_private_key("context", bundle_settings.keys_dir / "context.key")
+    context = context_wiring.definition(bundle_settings, key)
+    (first,) = context.external[0].handle(raw, None)
+    event = next_event(
+        first.payload,
+        producer=context.name,
+        producer_version=context.version,
+        occurred_at=context.clock(),
+        incident_id=first.incident_id,
+        extra_input_digests=[first.input_digest],
+    )
+    run = run_in_memory(bundle_settings, built_services(bundle_settings, ["publisher", "ledger"]), [seal(event, key)])
+    assert not run.dead_letters, run.dead_letters
     return first.incident_id

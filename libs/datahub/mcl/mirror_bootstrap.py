@@ -18,6 +18,7 @@ from typing import Any
 from datahub.emitter.aspect import JSON_CONTENT_TYPE
 from datahub.emitter.serialization_helper import pre_json_transform
 
+from libs.datahub.file_root import readable
 from libs.datahub.mcl.aspect_decode import decode_aspect
 from libs.datahub.mcl.aspect_shape import fits_schema
 from libs.datahub.mcl.decode_error import MclDecodeError
@@ -34,17 +35,18 @@ MirroredAspect = tuple[str, str, str, dict[str, Any]]
 """(urn, entity type, aspect name, aspect JSON)."""
 
 
-def bootstrap_from_files(mirror: MetadataMirror, paths: Iterable[Path]) -> int:
-    """Load every mirrored aspect of the files; how many were kept. Raises MetadataFileError."""
+def bootstrap_from_files(mirror: MetadataMirror, paths: Iterable[Path], root: Path | None = None) -> int:
+    """Load every mirrored aspect of the files (relative ones under ``root`` when one is given); how many were
+    kept. Raises MetadataFileError."""
     paths = tuple(paths)
-    aspects = (aspect for path in paths for aspect in mirrored_aspects_of_file(path))
+    aspects = (aspect for path in paths for aspect in mirrored_aspects_of_file(path, root))
     return mirror.bootstrap_json(aspects, source="file:" + ",".join(str(path) for path in paths))
 
 
-def mirrored_aspects_of_file(path: Path) -> Iterator[MirroredAspect]:
-    entries = _entries(path)
+def mirrored_aspects_of_file(path: Path, root: Path | None = None) -> Iterator[MirroredAspect]:
+    entries = _entries(path, readable(path, root))
     if any(isinstance(entry, dict) and "proposedSnapshot" in entry for entry in entries):
-        for record in load_mcp_file(path).records:
+        for record in load_mcp_file(path, root).records:
             if record.aspect_name in mirrored_aspects():
                 yield record.urn, record.entity_type, record.aspect_name, pre_json_transform(record.aspect.to_obj())
         return
@@ -91,9 +93,9 @@ def _aspect_json(generic: Any, what: str) -> dict[str, Any]:
     return value
 
 
-def _entries(path: Path) -> list[Any]:
+def _entries(path: Path, location: Path) -> list[Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = location.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise MetadataFileError(path, f"cannot read the file: {error}") from None
     try:

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from contracts.registry import CONTRACTS
+from contracts.service_channels import ServiceChannels
 from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
@@ -20,7 +21,9 @@ Handler = Callable[[SignedEvent], list[BaseModel]]
 
 
 def _definitions(handler: Handler) -> Callable[[str], ServiceDefinition]:
-    return lambda service: ServiceDefinition(service, "test", tuple(CONTRACTS), handler=handler)
+    return lambda service: ServiceDefinition(
+        service, "test", ServiceChannels("any", consumes=tuple(CONTRACTS)), handler=handler
+    )
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.processed_inputs import ProcessedInputs
 from libs.bus.runtime import ServiceDefinition, ServiceRuntime
 from libs.events.codec import SignedEvent
@@ -42,7 +43,7 @@ def replica(tmp_path: Path) -> Iterator[Replica]:
     }
     with environment(values):
         settings = load_settings()
-    definition = ServiceDefinition("diagnoser", "test", ("ContextCollected",), sink=lambda event: None)
+    definition = ServiceDefinition("diagnoser", "test", SERVICE_CHANNELS["diagnoser"], sink=lambda event: None)
     runtime = ServiceRuntime(definition, settings, keys["diagnoser"], keys.registry)
     made = Replica(runtime, [], reported(keys).envelope_bytes)
 

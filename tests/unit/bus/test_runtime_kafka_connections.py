@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from faststream.kafka import KafkaBroker
 
+from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.external_input import ExternalInput
 from libs.bus.runtime import ServiceDefinition, ServiceRuntime
 from libs.settings import Settings, load_settings
@@ -50,7 +51,7 @@ def runtime_for(tmp_path: Path) -> Iterator[Any]:
         keys = Keys("context")
         mcl = ExternalInput("datahub-mcl", topics, handle=lambda raw, position: [])
         definition = ServiceDefinition(
-            "context", "test", ("RegressionDetected",), sink=lambda event: None, external=(mcl,)
+            "context", "test", SERVICE_CHANNELS["context"], sink=lambda event: None, external=(mcl,)
         )
         runtime = ServiceRuntime(definition, _settings(tmp_path, values), keys["context"], keys.registry)
         made.append(runtime)

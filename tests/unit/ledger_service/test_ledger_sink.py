@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.ledger import LedgerStore, verify_incident
+from libs.ledger import LedgerStore, verify_checkpoints, verify_incident, write_checkpoint
 from services.ledger.handler import CauseNotAppendedYet, LedgerSink
 from tests.support.sample_events import Keys, detected, reported
 
@@ -63,3 +63,24 @@ def test_an_orphan_is_appended_after_the_wait_and_verification_names_the_gap(tmp
     report = verify_incident(store, orphan.event.meta.incident_id, keys.registry)
     assert not report.ok
     assert any(p.event_id == orphan.event.meta.event_id for p in report.problems)
+
+
+def test_on_stop_every_appended_event_is_put_under_a_signed_checkpoint_once(tmp_path: Path) -> None:
+    """A ledger stopping gracefully (LedgerSink.seal_uncovered, the ledger's on_stop) seals what no checkpoint covers
+    yet, however recent; with nothing uncovered it seals nothing."""
+    keys = Keys("reporter", "detector", "ledger")
+    store = LedgerStore(f"sqlite:///{tmp_path / 'ledger.sqlite'}")
+    store.create_schema()
+    sink = LedgerSink(store, checkpoint=lambda: write_checkpoint(store, keys["ledger"]), clock=lambda: 0.0)
+    first = reported(keys)
+    sink(first)  # sealed: the first append after a quiet interval
+    sink(detected(keys, first))  # within the interval: under no checkpoint yet
+    latest = store.latest_checkpoint()
+    assert latest is not None and latest.position < store.count()
+
+    assert sink.seal_uncovered() is True
+    latest = store.latest_checkpoint()
+    assert latest is not None and latest.position == store.count() == 2
+    assert verify_checkpoints(store, keys.registry).ok
+    assert sink.seal_uncovered() is False
+    assert store.latest_checkpoint() == latest
