@@ -17,8 +17,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,6 +60,7 @@ from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
 from libs.bus.service_metrics import ServiceMetrics
+from libs.clock import Clock, utc_now
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
 from libs.observability.log_context import set_log_context
@@ -116,7 +116,7 @@ class ServiceDefinition:
     sink: Sink | None = None
     external: tuple[ExternalInput, ...] = ()
     timers: tuple[Timer, ...] = ()
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    clock: Clock = utc_now
     collectors: tuple[Collector, ...] = ()
     batch_sink: BatchSink | None = None
     """With a sink: the consumer hands it each poll whole instead (``libs/bus/batch_sink``); ``sink`` stays for a
