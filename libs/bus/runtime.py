@@ -18,7 +18,6 @@ import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from aiokafka import AIOKafkaConsumer
@@ -235,7 +234,7 @@ class ServiceRuntime:
             )
         self.state = state_database(settings)
         self.processed = ProcessedInputs.of(self.state, definition.name)
-        self.instance = os.environ.get("MODELGUARD_INSTANCE", "").strip() or definition.name
+        self.instance = settings.instance or definition.name
         """This process's name in the stack (``diagnoser``, or a replica's ``diagnoser-2``)."""
         self.replica = replica_name(self.instance)
         """This process among the service's replicas: the owner of the claims it takes."""
@@ -827,7 +826,7 @@ def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegist
     registry; a key the registry does not list as the service's active one signs nothing (RetiredSigningKey)."""
     from libs.signing.keys import load_private_key
 
-    key_path = Path(os.environ.get("MODELGUARD_SIGNING_KEY_FILE", str(settings.keys_dir / f"{service}.key")))
+    key_path = settings.signing_key_file or settings.keys_dir / f"{service}.key"
     key, registry = load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
     problem = registry.signing_key_problem(key)
     if problem is not None:
