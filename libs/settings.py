@@ -187,6 +187,10 @@ class Settings:
     """Where relative ``datahub_files`` and ``datahub_change_files`` are read (named as they are, in provenance);
     None: the working directory. Not from the environment: ``investigate`` and ``rerun`` read the repository's
     fixture files, named relative to it as the embedded stack's processes name them, without a ``chdir``."""
+    instance: str | None = None
+    """``MODELGUARD_INSTANCE``: this process's name in the stack (a replica's ``diagnoser-2``); None: the service's."""
+    signing_key_file: Path | None = None
+    """``MODELGUARD_SIGNING_KEY_FILE``: the service's private key; None: ``<keys dir>/<service>.key``."""
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -280,6 +284,8 @@ def load_settings(default_home: Path | None = None) -> Settings:
         mcl_start=_start_policy("MODELGUARD_MCL_START"),
         stuck_after_s=_positive("MODELGUARD_STUCK_AFTER_S", 900.0),
         mcl_batch_max_records=_at_least_one("MODELGUARD_MCL_BATCH_MAX_RECORDS", 500),
+        instance=os.environ.get("MODELGUARD_INSTANCE", "").strip() or None,
+        signing_key_file=Path(key_file) if (key_file := os.environ.get("MODELGUARD_SIGNING_KEY_FILE")) else None,
     )
 
 

@@ -1,7 +1,7 @@
 """`modelguard rerun`: re-execute an incident's deterministic phases from their logged inputs, compare digests.
 
 For every logged event produced by the detector, context, diagnoser, repairer or validator, its cause is read
-back from the ledger (signature checked), the producing service's plain handler is built from its wiring as the
+back from the ledger (signature checked), the producing service's plain handler is built by its composition root as the
 service process builds it, and called in this process. Nothing is published and nothing is appended: the
 recomputed payloads are only hashed and compared with the logged ones.
 """
@@ -75,7 +75,8 @@ def rerun_settings(settings: Settings, scratch_home: Path) -> Settings:
 
 
 def service_definitions(settings: Settings) -> DefinitionOf:
-    """Each deterministic service's definition, built once, with its own key, from `services.<name>.wiring`."""
+    """Each deterministic service's definition, built once, with its own key, by `services.<name>.bootstrap` (its
+    production ports)."""
     built: dict[str, ServiceDefinition] = {}
 
     def definition_of(service: str) -> ServiceDefinition:
@@ -83,8 +84,8 @@ def service_definitions(settings: Settings) -> DefinitionOf:
             raise ValueError(f"{service} is not a deterministic phase")
         if service not in built:
             key = load_private_key(service, settings.keys_dir / f"{service}.key")
-            wiring = importlib.import_module(f"services.{service}.wiring")
-            built[service] = wiring.definition(settings, key)
+            composition = importlib.import_module(f"services.{service}.bootstrap")
+            built[service] = composition.bootstrap(settings, key)
         return built[service]
 
     return definition_of

@@ -1,13 +1,14 @@
 """`modelguard investigate`: the whole pipeline on one bundle in one process, no broker — for a model's CI job.
 
-Each of the stack's seven services is built from its wiring as its process builds it and runs its own runtime
-(``libs/bus/runtime.py``) over an in-memory Kafka (``libs/bus/in_memory_kafka.py``, ``in_memory_services.py``)
-instead of a broker. So every event crosses the byte boundary it crosses on the stack: signed by its producer's
-key, published with its headers, read back as bytes, its signature and schema checked, deduplicated by event id,
-retried from its offset on a transient failure, dead-lettered with a reason when refused; the ledger service
-appends every event and seals a signed checkpoint over them when it stops. What is not done here: DataHub's MCL
-topics are not read (the bundle brings its own DataHub files), and no health server, ready file or broker watch
-runs. The payloads, event for event, are the stack's (``tests/e2e/test_transport_parity.py``).
+Each of the stack's seven services is built by its composition root (``services/<name>/bootstrap.py``) as its process
+builds it and runs its own runtime (``libs/bus/runtime.py``) over an in-memory Kafka
+(``libs/bus/in_memory_kafka.py``, ``in_memory_services.py``) instead of a broker. So every event crosses the byte
+boundary it crosses on the stack: signed by its producer's key, published with its headers, read back as bytes, its
+signature and schema checked, deduplicated by event id, retried from its offset on a transient failure, dead-lettered
+with a reason when refused; the ledger service appends every event and seals a signed checkpoint over them when it
+stops. What is not done here: DataHub's MCL topics are not read (the bundle brings its own DataHub files), and no
+health server, ready file or broker watch runs. The payloads, event for event, are the stack's
+(``tests/e2e/test_transport_parity.py``).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def built_services(
     built = []
     for name in chosen:
         key = load_private_key(name, settings.keys_dir / f"{name}.key")
-        definition = importlib.import_module(f"services.{name}.wiring").definition(settings, key)
+        definition = importlib.import_module(f"services.{name}.bootstrap").bootstrap(settings, key)
         built.append((dataclasses.replace(definition, external=()), key))
     return built
 

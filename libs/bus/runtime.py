@@ -17,9 +17,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aiokafka import AIOKafkaConsumer
@@ -61,6 +59,7 @@ from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
 from libs.bus.service_metrics import ServiceMetrics
+from libs.clock import Clock, utc_now
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
 from libs.observability.log_context import set_log_context
@@ -116,7 +115,7 @@ class ServiceDefinition:
     sink: Sink | None = None
     external: tuple[ExternalInput, ...] = ()
     timers: tuple[Timer, ...] = ()
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    clock: Clock = utc_now
     collectors: tuple[Collector, ...] = ()
     batch_sink: BatchSink | None = None
     """With a sink: the consumer hands it each poll whole instead (``libs/bus/batch_sink``); ``sink`` stays for a
@@ -235,7 +234,7 @@ class ServiceRuntime:
             )
         self.state = state_database(settings)
         self.processed = ProcessedInputs.of(self.state, definition.name)
-        self.instance = os.environ.get("MODELGUARD_INSTANCE", "").strip() or definition.name
+        self.instance = settings.instance or definition.name
         """This process's name in the stack (``diagnoser``, or a replica's ``diagnoser-2``)."""
         self.replica = replica_name(self.instance)
         """This process among the service's replicas: the owner of the claims it takes."""
@@ -827,7 +826,7 @@ def service_key(settings: Settings, service: str) -> tuple[SigningKey, KeyRegist
     registry; a key the registry does not list as the service's active one signs nothing (RetiredSigningKey)."""
     from libs.signing.keys import load_private_key
 
-    key_path = Path(os.environ.get("MODELGUARD_SIGNING_KEY_FILE", str(settings.keys_dir / f"{service}.key")))
+    key_path = settings.signing_key_file or settings.keys_dir / f"{service}.key"
     key, registry = load_private_key(service, key_path), KeyRegistry.load(settings.key_registry_path)
     problem = registry.signing_key_problem(key)
     if problem is not None:

@@ -1,7 +1,8 @@
 """Entrypoint of the context service: `python -m services.context.main`."""
 
 from libs.bus.runtime import serve
-from services.context.wiring import NAME, definition
+from services.context.bootstrap import bootstrap
+from services.context.wiring import NAME
 
 if __name__ == "__main__":
-    serve(NAME, definition)
+    serve(NAME, bootstrap)

@@ -1,84 +1,55 @@
 """Wiring of the context service: DataHub context for each detected regression, and upstream risks from
-DataHub's MetadataChangeLog topics through a persistent metadata mirror."""
+DataHub's MetadataChangeLog topics through a persistent metadata mirror.
+
+``definition`` wires the handler and the MCL intake to their ports only; ``services/context/bootstrap.py`` builds
+the production ports from Settings (the composition root)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from dataclasses import dataclass
 
+from contracts.context_snapshot import MetadataChange
 from contracts.service_channels import SERVICE_CHANNELS
 from libs.bus.external_input import ExternalInput
 from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.bus.runtime import ServiceDefinition
-from libs.datahub.change_records import ChangeRecordsError, read_change_records
+from libs.clock import Clock, utc_now
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
-from libs.datahub.mcl.mirror_bootstrap import bootstrap_from_files
-from libs.datahub.mcl.mirror_store import MirrorStore, MirrorWrite
-from libs.datahub.mcl.mirror_store_choice import open_mirror_store
-from libs.datahub.mcl.registry_auth import RegistryAuthError, registry_auth_for
-from libs.datahub.mcl.schema_registry import schema_resolver_for
+from libs.datahub.mcl.schema_registry import SchemaResolver
 from libs.datahub.mcp_file import MetadataFileError
-from libs.datahub.provider_choice import context_provider_from
+from libs.datahub.provider import ContextProvider
 from libs.datahub.sdk_errors import ContextUnavailable
 from libs.events.codec import SignedEvent
-from libs.settings import Settings, SettingsError
-from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
-from services.context.change_log import OLD_LOG_FILE_NAME, ChangeLog, import_old_log
+from services.context.change_log import ChangeLog
 from services.context.handler import context_for_regression
 from services.context.intake_counts import IntakeCounts
 from services.context.mcl_intake import MclIntake
 from services.context.mcl_metrics import MclRecordsCollector
-from services.context.upstream_risk_dedup import RiskDeduplicator
 
 NAME = "context"
-OLD_SEEN_FILE_NAME = "upstream-risks.sqlite"
+DEFAULT_MCL_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeLog_Timeseries_v1")
 
 
-def open_mirror(settings: Settings) -> MetadataMirror:
-    """The mirror persists across restarts (SQLite in the state folder, or PostgreSQL at ``MODELGUARD_STATE_URL``);
-    on first start it is bootstrapped from the provider's files."""
-    state = settings.state_dir(NAME)
-    state.mkdir(parents=True, exist_ok=True)
-    store = open_mirror_store(settings.state_url, state)
-    if not store.shared:
-        _carry_over_older_files(state, store)
-    mirror = MetadataMirror(store)
-    if mirror.needs_bootstrap and settings.datahub_files:
-        try:
-            bootstrap_from_files(mirror, settings.datahub_files, settings.datahub_root)
-        except MetadataFileError as exc:
-            raise SettingsError(f"cannot bootstrap the metadata mirror: {exc}") from None
-    return mirror
+@dataclass(frozen=True)
+class ContextPorts:
+    """What the context service reads: DataHub (the provider of each model's context), the metadata mirror the MCL
+    intake keeps (and the change log in its store), the schema registry the MCL records are decoded with, the
+    metadata changes given as files, which MCL topics it reads and how many records a batch holds, and the clock
+    its events are stamped with."""
+
+    provider: ContextProvider
+    mirror: MetadataMirror
+    schemas: SchemaResolver
+    file_changes: tuple[MetadataChange, ...] = ()
+    mcl_topics: tuple[str, ...] = DEFAULT_MCL_TOPICS
+    mcl_batch_max_records: int = 500
+    clock: Clock = utc_now
 
 
-def _carry_over_older_files(state: Path, store: MirrorStore) -> None:
-    """The change log and the reported risks lived in files of their own before they moved into the store."""
-    import_old_log(state / OLD_LOG_FILE_NAME, store)
-    seen_file = state / OLD_SEEN_FILE_NAME
-    if seen_file.is_file():
-        old = RiskDeduplicator.open(seen_file)
-        store.write(MirrorWrite(seen_fingerprints=old.fingerprints()))
-        old.close()
-        seen_file.rename(seen_file.with_name(seen_file.name + ".imported"))
-
-
-def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    provider = context_provider_from(settings)
-    try:
-        file_changes = [
-            record
-            for path in settings.datahub_change_files
-            for record in read_change_records(path, settings.datahub_root)
-        ]
-    except ChangeRecordsError as exc:
-        raise SettingsError(str(exc)) from exc
-    try:
-        registry_auth = registry_auth_for(os.environ, settings.schema_registry_url)
-    except RegistryAuthError as exc:
-        raise SettingsError(str(exc)) from None
-    mirror = open_mirror(settings)
+def definition(ports: ContextPorts) -> ServiceDefinition:
+    provider, mirror, file_changes = ports.provider, ports.mirror, ports.file_changes
     change_log = ChangeLog(mirror.store)
 
     def handle(signed: SignedEvent) -> list:
@@ -94,18 +65,16 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         except ValueError as exc:
             raise RejectedInput("context-unavailable", str(exc)) from exc
 
-    intake = MclIntake(
-        MclDecoder(schema_resolver_for(settings.schema_registry_url, headers=registry_auth.headers())), mirror
-    )
+    intake = MclIntake(MclDecoder(ports.schemas), mirror)
     mcl = ExternalInput(
         "datahub-mcl",
-        settings.mcl_topics,
+        ports.mcl_topics,
         handle=intake,
         settled=intake.settle,
         stored_offsets=intake.stored_offsets,
         handle_batch=intake.handle_batch,
         settle_batch=intake.settle_batch,
-        batch_max_records=settings.mcl_batch_max_records,
+        batch_max_records=ports.mcl_batch_max_records,
     )
     return ServiceDefinition(
         NAME,
@@ -114,4 +83,5 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         handler=handle,
         external=(mcl,),
         collectors=(MclRecordsCollector(lambda: IntakeCounts.from_counters(mirror.store.counters())),),
+        clock=ports.clock,
     )

@@ -4,8 +4,9 @@ With MODELGUARD_INGEST_PORT set it also serves the HTTP ingestion for model CI (
 """
 
 from libs.bus.runtime import serve
+from services.detector.bootstrap import bootstrap
 from services.detector.ingest_server import attach_ingestion
-from services.detector.wiring import NAME, definition
+from services.detector.wiring import NAME
 
 if __name__ == "__main__":
-    serve(NAME, definition, extend=attach_ingestion)
+    serve(NAME, bootstrap, extend=attach_ingestion)

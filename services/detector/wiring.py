@@ -1,31 +1,48 @@
-"""Wiring of the detector service: wires the gate handler to Kafka."""
+"""Wiring of the detector service: wires the gate handler to Kafka.
+
+``definition`` wires the handler to its ports only; ``services/detector/bootstrap.py`` builds the production ports
+from Settings (the composition root)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol
+
 from contracts.common import PolicyRef
 from contracts.service_channels import SERVICE_CHANNELS
-from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactStore
 from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import ServiceDefinition
+from libs.clock import Clock, utc_now
 from libs.events.codec import SignedEvent
 from libs.policy import PolicyError
-from libs.settings import Settings
-from libs.signing.keys import SigningKey
-from libs.state.open_state import state_database
 from libs.version import MODELGUARD_VERSION
-from libs.workspace.evaluation_cache import shared_evaluation_cache
 from services.detector.gate import MetricMissing
-from services.detector.handler import NoPolicy, RefereeFailed, detect
-from services.detector.policy_catalog import LoadedPolicy, detector_catalog
-from services.detector.referee import artifact_referee
+from services.detector.handler import NoPolicy, Referee, RefereeFailed, detect
+from services.detector.policy_catalog import LoadedPolicy
 
 NAME = "detector"
 
 
-def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = artifact_store(settings)
-    policies = detector_catalog(settings.policy_dir, state_database(settings), settings.central_policy)
-    referee = artifact_referee(artifacts, settings.state_dir(NAME) / "scratch", shared_evaluation_cache(settings))
+class PolicySource(Protocol):
+    """The policy that applies to a model, or None (production: ``PolicyCatalog``, the policy folder and pins)."""
+
+    def policy_for(self, model_urn: str) -> LoadedPolicy | None: ...
+
+
+@dataclass(frozen=True)
+class DetectorPorts:
+    """What the detector reads and writes: the artifact store (the policy it applied is stored there), the policy
+    of each model, the referee that measures both revisions itself, and the clock its events are stamped with."""
+
+    artifacts: ArtifactStore
+    policies: PolicySource
+    referee: Referee
+    clock: Clock = utc_now
+
+
+def definition(ports: DetectorPorts) -> ServiceDefinition:
+    artifacts, policies, referee = ports.artifacts, ports.policies, ports.referee
 
     def store_policy(loaded: LoadedPolicy) -> PolicyRef:
         return PolicyRef(name=loaded.policy.name, artifact=artifacts.put(loaded.raw, "application/yaml"))
@@ -42,4 +59,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
         except RefereeFailed as exc:
             raise RejectedInput("referee-failed", str(exc)) from exc
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle, clock=ports.clock)

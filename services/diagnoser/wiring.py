@@ -1,17 +1,22 @@
-"""Wiring of the diagnoser service: evidence computed on the incident's own code and data."""
+"""Wiring of the diagnoser service: evidence computed on the incident's own code and data.
+
+``definition`` wires the handler to its ports only; ``services/diagnoser/bootstrap.py`` builds the production ports
+from Settings (the composition root)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
 
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from contracts.service_channels import SERVICE_CHANNELS
-from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactStore
 from libs.bus.runtime import ServiceDefinition
+from libs.clock import Clock, utc_now
 from libs.events.codec import SignedEvent
-from libs.settings import Settings
-from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
-from libs.workspace.evaluation_cache import shared_evaluation_cache
+from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.incident_workspace import incident_workspace
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.inputs import IncidentInputs, MetadataChangeRecord
@@ -40,10 +45,20 @@ def change_records(context: ContextSnapshot | None) -> tuple[MetadataChangeRecor
     )
 
 
-def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = artifact_store(settings)
-    scratch = settings.state_dir(NAME) / "scratch"
-    evaluations = shared_evaluation_cache(settings)
+@dataclass(frozen=True)
+class DiagnoserPorts:
+    """What the diagnoser reads: the artifact store (the incident's trees, data and policy), a scratch folder the
+    trees are extracted into, the evaluations measured before (None: every trial runs), and the clock its events
+    are stamped with."""
+
+    artifacts: ArtifactStore
+    scratch: Path
+    evaluations: EvaluationCache | None = None
+    clock: Clock = utc_now
+
+
+def definition(ports: DiagnoserPorts) -> ServiceDefinition:
+    artifacts, scratch, evaluations = ports.artifacts, ports.scratch, ports.evaluations
 
     def handle(signed: SignedEvent) -> list:
         collected: ContextCollected = signed.event.payload
@@ -66,4 +81,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
             outcome = diagnose_inputs(inputs, thresholds, generated)  # failed commands are evidence, not errors
         return [diagnosis_event(collected, outcome)]
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle, clock=ports.clock)

@@ -1,7 +1,8 @@
 """Entrypoint of the validator service: `python -m services.validator.main`."""
 
 from libs.bus.runtime import serve
-from services.validator.wiring import NAME, definition
+from services.validator.bootstrap import bootstrap
+from services.validator.wiring import NAME
 
 if __name__ == "__main__":
-    serve(NAME, definition)
+    serve(NAME, bootstrap)

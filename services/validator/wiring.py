@@ -1,14 +1,19 @@
-"""Wiring of the validator service: every proposed repair re-checked in an isolated copy."""
+"""Wiring of the validator service: every proposed repair re-checked in an isolated copy.
+
+``definition`` wires the handler to its ports only; ``services/validator/bootstrap.py`` builds the production ports
+from Settings (the composition root)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from contracts.events.repair import RepairProposed
 from contracts.service_channels import SERVICE_CHANNELS
-from libs.artifacts.open_store import artifact_store
+from libs.artifacts.store import ArtifactStore
 from libs.bus.runtime import ServiceDefinition
+from libs.clock import Clock, utc_now
 from libs.events.codec import SignedEvent
-from libs.settings import Settings
-from libs.signing.keys import SigningKey
 from libs.version import MODELGUARD_VERSION
 from libs.workspace.incident_workspace import incident_workspace
 from services.validator.events import validation_event
@@ -24,9 +29,18 @@ def approved_code_on_incident(proposed: RepairProposed) -> float | None:
     return proposed.diagnosis.counterfactual.get("base_on_incident")
 
 
-def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
-    artifacts = artifact_store(settings)
-    scratch = settings.state_dir(NAME) / "scratch"
+@dataclass(frozen=True)
+class ValidatorPorts:
+    """What the validator reads: the artifact store (the incident's trees, data, policy and the proposed patch), a
+    scratch folder the trees are extracted into, and the clock its events are stamped with."""
+
+    artifacts: ArtifactStore
+    scratch: Path
+    clock: Clock = utc_now
+
+
+def definition(ports: ValidatorPorts) -> ServiceDefinition:
+    artifacts, scratch = ports.artifacts, ports.scratch
 
     def handle(signed: SignedEvent) -> list:
         proposed: RepairProposed = signed.event.payload
@@ -49,4 +63,4 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
             )
         return [validation_event(proposed, report)]
 
-    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle)
+    return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle, clock=ports.clock)

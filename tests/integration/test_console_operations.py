@@ -273,7 +273,7 @@ def _context_service(home: ConsoleHome):  # type: ignore[no-untyped-def]
     with environment({"MODELGUARD_HOME": str(home.settings.home)}), contextlib.chdir(REPO_ROOT):
         settings = install_bundle_inputs(home.settings, load_bundle(CHURN))
         key = load_private_key("context", settings.keys_dir / "context.key")
-        return importlib.import_module("services.context.wiring").definition(settings, key)
+        return importlib.import_module("services.context.bootstrap").bootstrap(settings, key)
 
 
 @pytest.fixture(scope="module")

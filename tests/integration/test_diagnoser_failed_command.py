@@ -26,7 +26,7 @@ from libs.workspace.repository import build_repository
 from libs.workspace.snapshot import snapshot_commit
 from modelguard.audit_rerun import payload_digest
 from services.detector.gate import apply_gate
-from services.diagnoser.wiring import definition
+from services.diagnoser.bootstrap import bootstrap
 from tests.support.sample_events import AT, Keys, reported
 from tests.support.tiny_bundle import make_tiny_bundle
 
@@ -106,7 +106,7 @@ def test_a_feature_command_that_crashes_yields_an_abstention(tmp_path: Path, set
     keys = Keys("reporter", "context", "diagnoser")
     event = next_event(collected, producer="context", producer_version="t", occurred_at=AT, causes=[reported(keys)])
     signed: SignedEvent = seal(event, keys["context"])
-    handler = definition(settings, keys["diagnoser"]).handler
+    handler = bootstrap(settings, keys["diagnoser"]).handler
     assert handler is not None
 
     [first] = handler(signed)

@@ -23,7 +23,7 @@ from libs.bus.topics import ensure_topics
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_all, verify_checkpoints
 from libs.settings import load_settings
-from services.ledger.wiring import definition
+from services.ledger.bootstrap import bootstrap
 from tests.support.kafka_reader import read_topic
 from tests.support.sample_events import PRODUCERS, SampleKeys, repaired_incident, sample_incident_id
 from tests.support.waiting import until
@@ -54,9 +54,7 @@ def test_a_burst_is_appended_a_poll_at_a_time_in_causal_order(tmp_path: Path, mo
 
     async def scenario() -> None:
         await ensure_topics(broker.bootstrap, all_topics(), 1)
-        runtime = ServiceRuntime(
-            definition(settings, keys.keys["ledger"]), settings, keys.keys["ledger"], keys.registry
-        )
+        runtime = ServiceRuntime(bootstrap(settings, keys.keys["ledger"]), settings, keys.keys["ledger"], keys.registry)
         await runtime.broker.start()
         await runtime._announce_ready()
         try:

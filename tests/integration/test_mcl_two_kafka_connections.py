@@ -24,7 +24,7 @@ from libs.events.codec import open_envelope
 from libs.settings import load_settings
 from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, encode_change
 from modelguard.stack import SCENARIOS
-from services.context.wiring import definition
+from services.context.bootstrap import bootstrap as context_service
 from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys
@@ -84,7 +84,7 @@ def test_an_mcl_on_datahubs_broker_reaches_the_context_service_and_what_it_leads
     async def scenario() -> None:
         await ensure_topics(bus.bootstrap, [*all_topics(), FORWARDED], 1)
         await ensure_topics(datahub.bootstrap, [TOPIC], 1)
-        runtime = ServiceRuntime(definition(settings, keys["context"]), settings, keys["context"], keys.registry)
+        runtime = ServiceRuntime(context_service(settings, keys["context"]), settings, keys["context"], keys.registry)
         assert runtime.external_broker is not None and len(runtime.brokers) == 2
         for broker in runtime.brokers:
             await broker.start()

@@ -19,7 +19,7 @@ from modelguard.console.ledger_source import ConsoleLedger
 from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, encode_change
 from modelguard.investigate import built_services, install_bundle_inputs, investigate, run_in_memory
 from modelguard.stack import SCENARIOS
-from services.context import wiring as context_wiring
+from services.context import bootstrap as context_bootstrap
 from tests.support.running_stack import environment
 
 CHURN = SCENARIOS / "churn-monthly-spend"
@@ -63,7 +63,7 @@ def upstream_risk(settings: Settings) -> str:
     bundle_settings = install_bundle_inputs(settings, load_bundle(CHURN))
     raw, _urn = encode_change(CHANGE, [CHURN / "datahub" / "metadata.json"], OFFLINE_SCHEMA_ID)
     key = load_private_key("context", bundle_settings.keys_dir / "context.key")
-    context = context_wiring.definition(bundle_settings, key)
+    context = context_bootstrap.bootstrap(bundle_settings, key)
     (first,) = context.external[0].handle(raw, None)
     event = next_event(
         first.payload,

@@ -94,7 +94,7 @@ def built_definitions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[s
     built = {}
     for service in SERVICES:
         key = load_private_key(service, settings.keys_dir / f"{service}.key")
-        built[service] = importlib.import_module(f"services.{service}.wiring").definition(settings, key)
+        built[service] = importlib.import_module(f"services.{service}.bootstrap").bootstrap(settings, key)
     return built
 
 

@@ -11,7 +11,7 @@ import pytest
 from libs.ledger import LedgerStore, write_checkpoint
 from libs.ledger.external_head import HeadFile, HeadLog
 from libs.settings import load_settings
-from services.ledger.wiring import definition
+from services.ledger.bootstrap import bootstrap
 from tests.support.sample_events import PRODUCERS, SampleKeys, abstained_incident
 
 
@@ -28,7 +28,7 @@ def test_the_head_at_start_and_the_timer_seal(tmp_path: Path, monkeypatch: pytes
         store.append(events[0])
         write_checkpoint(store, keys.keys["ledger"])  # a ledger from before the external heads
 
-        service = definition(settings, keys.keys["ledger"])
+        service = bootstrap(settings, keys.keys["ledger"])
         head_file, head_log = HeadFile(settings.ledger_head_path), HeadLog(tmp_path / "worm" / "heads.jsonl")
         assert [h.position for h in head_file.heads()] == [1] == [h.position for h in head_log.heads()]
 

@@ -11,8 +11,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.registry import Collector
 
 from libs.settings import Settings, load_settings
+from services.ledger.bootstrap import bootstrap
 from services.ledger.incident_metrics import INCIDENT_OUTCOMES, IncidentMetrics
-from services.ledger.wiring import definition
 from tests.support.sample_events import (
     PRODUCERS,
     START,
@@ -47,7 +47,7 @@ def test_outcomes_diagnoses_and_phase_times_from_the_appended_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: SampleKeys
 ) -> None:
     settings = _ledger(tmp_path, monkeypatch)
-    service = definition(settings, keys.keys["ledger"])
+    service = bootstrap(settings, keys.keys["ledger"])
     assert service.sink is not None
     repaired, passed, abstained = (
         repaired_incident(keys, "repaired"),
@@ -76,7 +76,7 @@ def test_outcomes_diagnoses_and_phase_times_from_the_appended_events(
 
 def test_a_ci_retry_is_not_a_second_incident(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: SampleKeys) -> None:
     settings = _ledger(tmp_path, monkeypatch)
-    service = definition(settings, keys.keys["ledger"])
+    service = bootstrap(settings, keys.keys["ledger"])
     assert service.sink is not None
     for signed in passed_incident(keys, "twice"):
         service.sink(signed)

@@ -10,7 +10,7 @@ from contracts.events.publication import Published
 from libs.artifacts.store import LocalArtifactStore
 from libs.attestation import verify_attestation
 from libs.settings import load_settings
-from services.publisher.wiring import definition
+from services.publisher.bootstrap import bootstrap
 from tests.unit.publisher.publisher_inputs import make_keys, signed, upstream_risk_payload, validated_payload
 
 
@@ -18,7 +18,7 @@ def test_the_handler_attests_stores_and_links_the_attestation(tmp_path: Path, mo
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path))
     settings = load_settings()
     keys = make_keys()
-    handler = definition(settings, keys["publisher"]).handler
+    handler = bootstrap(settings, keys["publisher"]).handler
     assert handler is not None
 
     (published,) = handler(signed(keys, validated_payload()))
