@@ -371,6 +371,33 @@ def load_publishing_settings() -> PublishingSettings:
     )
 
 
+@dataclass(frozen=True)
+class TopicsJobSettings:
+    """The topic-creation job's (``libs/bus/topics_job.py``, the Helm chart's Job on a cluster without Strimzi):
+    the bus and its security, partitions (``MODELGUARD_KAFKA_PARTITIONS``, default 6 here: a cluster's, not the
+    embedded stack's 3), replication (``MODELGUARD_KAFKA_REPLICATION``, default 3) and the chart's per-topic
+    config file (``MODELGUARD_TOPIC_CONFIG_FILE``; None: ``libs/bus/topic_config.py``'s)."""
+
+    bus: KafkaConnection
+    partitions: int = 6
+    replication: int = 3
+    config_file: Path | None = None
+
+
+def load_topics_job_settings() -> TopicsJobSettings:
+    try:
+        bus = kafka_connection_from(os.environ, BUS_PREFIX, "127.0.0.1:9092")
+    except KafkaConnectionError as exc:
+        raise SettingsError(str(exc)) from None
+    try:
+        partitions = int(os.environ.get("MODELGUARD_KAFKA_PARTITIONS") or 6)
+        replication = int(os.environ.get("MODELGUARD_KAFKA_REPLICATION") or 3)
+    except ValueError:
+        raise SettingsError("MODELGUARD_KAFKA_PARTITIONS and MODELGUARD_KAFKA_REPLICATION must be integers") from None
+    config_file = os.environ.get("MODELGUARD_TOPIC_CONFIG_FILE", "").strip()
+    return TopicsJobSettings(bus, partitions, replication, Path(config_file) if config_file else None)
+
+
 DEFAULT_PACKAGE_INDEX = "https://pypi.org/simple"
 
 
