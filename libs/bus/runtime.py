@@ -793,14 +793,14 @@ def run_service(
         configure_logging(definition.name, settings.logging)
         collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
         runtime = ServiceRuntime(definition, settings, key, registry)
-    except SettingsError as exc:  # MODELGUARD_LOG_FORMAT, an OTLP protocol: one line, not a trace
+    except SettingsError as exc:  # a setting the runtime's parts refuse as they are built: one line, not a trace
         print(f"{definition.name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     runtime.telemetry.install()
     if extend is not None:
         try:
             extend(runtime)
-        except SettingsError as exc:  # the detector's ingestion settings, the CI reporter's key: one line
+        except SettingsError as exc:  # the detector's ingestion token, the CI reporter's key: one line
             print(f"{definition.name}: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
     health = start_health_server(runtime.health, settings.health, runtime.prometheus.exposition)
