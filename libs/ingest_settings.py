@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from libs.events.evaluation_report import PRODUCER
 from libs.settings_error import SettingsError
 
 INGEST_PORT_ENV = "MODELGUARD_INGEST_PORT"
 INGEST_STUCK_ENV = "MODELGUARD_INGEST_STUCK_AFTER_S"
 DEFAULT_STUCK_AFTER_S = 900.0
+REPORTER = "reporter"
+"""The CI reporter's producer name (``libs.events.evaluation_report.PRODUCER``), its key file's default stem; not
+imported from there, which would load the signing code into every process that reads settings (the runner)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,6 @@ def ingest_settings_from(environ: Mapping[str, str], keys_dir: Path) -> IngestSe
     return IngestSettings(
         port=int(raw),
         host=environ.get("MODELGUARD_INGEST_HOST", "").strip() or "0.0.0.0",
-        reporter_key_file=Path(key_file) if key_file else keys_dir / f"{PRODUCER}.key",
+        reporter_key_file=Path(key_file) if key_file else keys_dir / f"{REPORTER}.key",
         stuck_after_s=_stuck_after_s(environ),
     )

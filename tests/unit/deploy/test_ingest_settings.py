@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from libs.events.evaluation_report import PRODUCER
 from libs.settings import SettingsError, load_settings
 from services.detector.ingest_server import ingest_token
 
@@ -59,6 +60,7 @@ def test_the_address_and_the_reporters_key_have_defaults_and_follow_the_variable
     ingest = load_settings().ingest
     assert ingest is not None
     assert (ingest.port, ingest.host, ingest.reporter_key_file) == (8088, "0.0.0.0", tmp_path / "keys/reporter.key")
+    assert ingest.reporter_key_file.stem == PRODUCER  # the name the reports are signed under
     monkeypatch.setenv("MODELGUARD_INGEST_HOST", "127.0.0.1")
     monkeypatch.setenv("MODELGUARD_REPORTER_KEY_FILE", "/etc/modelguard/reporter/reporter.key")
     ingest = load_settings().ingest
