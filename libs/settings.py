@@ -1,5 +1,12 @@
-"""Settings from the environment. Secrets are read by the code that needs them, never stored here, except the
-Kafka connections' SASL passwords, which the connections need to connect and keep out of ``repr``."""
+"""Settings from the environment, parsed once when a process starts (``load_settings``): the only module of
+libs/, services/ and modelguard/ that reads ModelGuard's settings from the environment
+(``tests/unit/settings/test_environment_reads.py`` names the few others, each with its reason). Sections of their
+own: observability (``libs/observability/settings.py``), the detector's ingestion endpoint
+(``libs/ingest_settings.py``), the context service's DataHub (``libs/datahub/provider_settings.py``).
+
+Secrets are read by the code that needs them, from a secrets mapping its composition root hands in, never stored
+here, except the Kafka connections' SASL passwords, which the connections need to connect and keep out of
+``repr``."""
 
 from __future__ import annotations
 
@@ -16,6 +23,16 @@ from libs.bus.kafka_connection import (
     kafka_connection_from,
 )
 from libs.bus.start_policy import LATEST, StartPolicy, StartPolicyError, parse_start_policy
+from libs.datahub.provider_settings import ContextProviderSettings, context_provider_settings_from
+from libs.ingest_settings import IngestSettings, ingest_settings_from
+from libs.observability.settings import (
+    HealthSettings,
+    LoggingSettings,
+    TelemetrySettings,
+    health_settings_from,
+    logging_settings_from,
+    telemetry_settings_from,
+)
 from libs.s3_location import (
     ARTIFACTS_URL_ENV,
     S3_ENDPOINT_ENV,
@@ -23,11 +40,8 @@ from libs.s3_location import (
     credential_files,
     s3_location_from,
 )
+from libs.settings_error import SettingsError as SettingsError
 from libs.state.location import StateUrlError, state_url_from
-
-
-class SettingsError(ValueError):
-    pass
 
 
 def _int(name: str, default: int) -> int:
@@ -102,6 +116,9 @@ class RunnerSettings:
     host: str = "0.0.0.0"
     port: int = 8090
     concurrency: int = 2
+    health: HealthSettings = field(default_factory=HealthSettings)
+    """The runner's own probe server (``MODELGUARD_HEALTH_PORT``), as every service's."""
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
 
 
 def _runner_url(raw: str) -> str | None:
@@ -136,6 +153,8 @@ def load_runner_settings() -> RunnerSettings:
         host=os.environ.get("MODELGUARD_RUNNER_HOST", "").strip() or "0.0.0.0",
         port=port,
         concurrency=concurrency,
+        health=health_settings_from(os.environ),
+        logging=logging_settings_from(os.environ),
     )
 
 
@@ -191,6 +210,16 @@ class Settings:
     """``MODELGUARD_INSTANCE``: this process's name in the stack (a replica's ``diagnoser-2``); None: the service's."""
     signing_key_file: Path | None = None
     """``MODELGUARD_SIGNING_KEY_FILE``: the service's private key; None: ``<keys dir>/<service>.key``."""
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
+    """``MODELGUARD_LOG_LEVEL``, ``MODELGUARD_LOG_FORMAT``."""
+    health: HealthSettings = field(default_factory=HealthSettings)
+    """The probe and metrics server (``MODELGUARD_HEALTH_PORT``, ``MODELGUARD_HEALTH_HOST``); no port: none."""
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    """Where traces and metrics go (``OTEL_*``, ``MODELGUARD_METRICS_FILE``, ``libs/telemetry.py``)."""
+    ingest: IngestSettings | None = None
+    """The detector's ingestion endpoint (``MODELGUARD_INGEST_*``); None: off. Its token is not here."""
+    context_provider: ContextProviderSettings = field(default_factory=ContextProviderSettings)
+    """Which DataHub the context service reads (``MODELGUARD_CONTEXT_PROVIDER``, ``DATAHUB_GMS_URL``, ``…_MCP_URL``)."""
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -225,7 +254,8 @@ class Settings:
 
 def load_settings(default_home: Path | None = None) -> Settings:
     """Settings from the environment; ``default_home`` replaces ``.modelguard`` when MODELGUARD_HOME is unset."""
-    home = Path(os.environ.get("MODELGUARD_HOME", str(default_home or ".modelguard"))).resolve()
+    environ = os.environ
+    home = Path(environ.get("MODELGUARD_HOME", str(default_home or ".modelguard"))).resolve()
     datahub_files = _paths("MODELGUARD_DATAHUB_FILES")
     trace = os.environ.get("MODELGUARD_TRACE_FILE")
     try:
@@ -245,6 +275,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
             s3_location_from(artifacts_url, s3_endpoint)
         except ArtifactsUrlError as exc:
             raise SettingsError(str(exc)) from None
+    keys_dir = Path(environ.get("MODELGUARD_KEYS_DIR", str(home / "keys")))
     return Settings(
         home=home,
         kafka=kafka,
@@ -259,7 +290,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         s3_endpoint_url=s3_endpoint,
         s3_credential_files=credential_files(os.environ),
         artifacts_dir=Path(os.environ.get("MODELGUARD_ARTIFACTS_DIR", str(home / "artifacts"))),
-        keys_dir=Path(os.environ.get("MODELGUARD_KEYS_DIR", str(home / "keys"))),
+        keys_dir=keys_dir,
         policy_dir=Path(os.environ.get("MODELGUARD_POLICY_DIR", str(home / "policies"))),
         datahub_files=datahub_files,
         datahub_change_files=_paths("MODELGUARD_DATAHUB_CHANGES"),
@@ -286,6 +317,11 @@ def load_settings(default_home: Path | None = None) -> Settings:
         mcl_batch_max_records=_at_least_one("MODELGUARD_MCL_BATCH_MAX_RECORDS", 500),
         instance=os.environ.get("MODELGUARD_INSTANCE", "").strip() or None,
         signing_key_file=Path(key_file) if (key_file := os.environ.get("MODELGUARD_SIGNING_KEY_FILE")) else None,
+        logging=logging_settings_from(environ),
+        health=health_settings_from(environ),
+        telemetry=telemetry_settings_from(environ),
+        ingest=ingest_settings_from(environ, keys_dir),
+        context_provider=context_provider_settings_from(environ),
     )
 
 
@@ -333,6 +369,33 @@ def load_publishing_settings() -> PublishingSettings:
         github_app_installation_id=installation or None,
         datahub_gms_url=os.environ.get("DATAHUB_GMS_URL") or None,
     )
+
+
+@dataclass(frozen=True)
+class TopicsJobSettings:
+    """The topic-creation job's (``libs/bus/topics_job.py``, the Helm chart's Job on a cluster without Strimzi):
+    the bus and its security, partitions (``MODELGUARD_KAFKA_PARTITIONS``, default 6 here: a cluster's, not the
+    embedded stack's 3), replication (``MODELGUARD_KAFKA_REPLICATION``, default 3) and the chart's per-topic
+    config file (``MODELGUARD_TOPIC_CONFIG_FILE``; None: ``libs/bus/topic_config.py``'s)."""
+
+    bus: KafkaConnection
+    partitions: int = 6
+    replication: int = 3
+    config_file: Path | None = None
+
+
+def load_topics_job_settings() -> TopicsJobSettings:
+    try:
+        bus = kafka_connection_from(os.environ, BUS_PREFIX, "127.0.0.1:9092")
+    except KafkaConnectionError as exc:
+        raise SettingsError(str(exc)) from None
+    try:
+        partitions = int(os.environ.get("MODELGUARD_KAFKA_PARTITIONS") or 6)
+        replication = int(os.environ.get("MODELGUARD_KAFKA_REPLICATION") or 3)
+    except ValueError:
+        raise SettingsError("MODELGUARD_KAFKA_PARTITIONS and MODELGUARD_KAFKA_REPLICATION must be integers") from None
+    config_file = os.environ.get("MODELGUARD_TOPIC_CONFIG_FILE", "").strip()
+    return TopicsJobSettings(bus, partitions, replication, Path(config_file) if config_file else None)
 
 
 DEFAULT_PACKAGE_INDEX = "https://pypi.org/simple"

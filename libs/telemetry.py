@@ -10,6 +10,9 @@ Configuration (environment):
 - `MODELGUARD_METRICS_FILE`: one JSON line per metric point at each export; by default `metrics.jsonl` beside
   the trace file. `MODELGUARD_METRICS_EXPORT_INTERVAL_MS` (default 15000) is how often the file is written.
 
+These are parsed once, with the process's settings (``TelemetrySettings``, ``libs/observability/settings.py``);
+the OTLP exporters read their endpoint, headers, timeout and certificate variables themselves.
+
 Trace context travels in Kafka headers (`traceparent`). Every incident has one trace: its id is derived from
 the incident id, so the first event of an incident (and a CI retry of it) carries a `traceparent` naming that
 trace even when its producer traced nothing, and every service's spans for the incident join it.
@@ -18,7 +21,6 @@ trace even when its producer traced nothing, and every service's spans for the i
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +33,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from libs.settings import SettingsError
+from libs.observability.settings import TelemetrySettings
 from libs.telemetry_files import JsonLinesMetricExporter, JsonLinesSpanExporter
-
-DEFAULT_FILE_EXPORT_INTERVAL_MS = 15_000
 
 
 @dataclass(frozen=True)
@@ -57,36 +57,15 @@ class ServiceTelemetry:
         self.meter_provider.shutdown()
 
 
-def _otlp_configured(signal: str) -> bool:
-    names = ("OTEL_EXPORTER_OTLP_ENDPOINT", f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT")
-    return any(os.environ.get(name) for name in names)
-
-
-OTLP_PROTOCOLS = ("http/protobuf", "grpc")
-
-
-def otlp_protocol(signal: str) -> str:
-    """The OTLP transport of a signal (``TRACES`` or ``METRICS``): its own variable, else the general one."""
-    for name in (f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
-        raw = os.environ.get(name, "").strip()
-        if raw:
-            if raw not in OTLP_PROTOCOLS:
-                raise SettingsError(f"{name} must be one of {', '.join(OTLP_PROTOCOLS)}, got {raw!r}")
-            return raw
-    return "http/protobuf"
-
-
-def _resource(service: str) -> Resource:
-    """``OTEL_SERVICE_NAME`` (and ``OTEL_RESOURCE_ATTRIBUTES``) are read by ``Resource.create``; the service's
-    own name is the default only."""
-    attributes = {"service.namespace": "modelguard"}
-    if not os.environ.get("OTEL_SERVICE_NAME", "").strip():
-        attributes["service.name"] = f"modelguard-{service}"
+def _resource(service: str, settings: TelemetrySettings) -> Resource:
+    """``OTEL_SERVICE_NAME`` when set, else ``modelguard-<service>`` (``OTEL_RESOURCE_ATTRIBUTES`` is read by
+    ``Resource.create``)."""
+    attributes = {"service.namespace": "modelguard", "service.name": settings.service_name or f"modelguard-{service}"}
     return Resource.create(attributes)
 
 
-def _otlp_span_exporter() -> SpanExporter:
-    if otlp_protocol("TRACES") == "grpc":
+def _otlp_span_exporter(settings: TelemetrySettings) -> SpanExporter:
+    if settings.traces.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 
         return GrpcSpanExporter()
@@ -95,8 +74,8 @@ def _otlp_span_exporter() -> SpanExporter:
     return OTLPSpanExporter()
 
 
-def _otlp_metric_exporter() -> MetricExporter:
-    if otlp_protocol("METRICS") == "grpc":
+def _otlp_metric_exporter(settings: TelemetrySettings) -> MetricExporter:
+    if settings.metrics.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetricExporter
 
         return GrpcMetricExporter()
@@ -105,35 +84,38 @@ def _otlp_metric_exporter() -> MetricExporter:
     return OTLPMetricExporter()
 
 
-def tracer_provider(service: str, trace_file: Path | None) -> TracerProvider:
-    provider = TracerProvider(resource=_resource(service))
+def tracer_provider(service: str, trace_file: Path | None, settings: TelemetrySettings) -> TracerProvider:
+    provider = TracerProvider(resource=_resource(service, settings))
     if trace_file is not None:
         provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(trace_file)))
-    if _otlp_configured("TRACES"):
-        provider.add_span_processor(BatchSpanProcessor(_otlp_span_exporter()))
+    if settings.traces.exported:
+        provider.add_span_processor(BatchSpanProcessor(_otlp_span_exporter(settings)))
     return provider
 
 
-def metrics_file(trace_file: Path | None) -> Path | None:
-    configured = os.environ.get("MODELGUARD_METRICS_FILE")
-    if configured:
-        return Path(configured)
+def metrics_file(trace_file: Path | None, settings: TelemetrySettings) -> Path | None:
+    if settings.metrics_file is not None:
+        return settings.metrics_file
     return trace_file.with_name("metrics.jsonl") if trace_file is not None else None
 
 
-def meter_provider(service: str, trace_file: Path | None) -> MeterProvider:
+def meter_provider(service: str, trace_file: Path | None, settings: TelemetrySettings) -> MeterProvider:
     readers: list[MetricReader] = []
-    file = metrics_file(trace_file)
+    file = metrics_file(trace_file, settings)
     if file is not None:
-        interval = int(os.environ.get("MODELGUARD_METRICS_EXPORT_INTERVAL_MS") or DEFAULT_FILE_EXPORT_INTERVAL_MS)
+        interval = settings.metrics_export_interval_ms
         readers.append(PeriodicExportingMetricReader(JsonLinesMetricExporter(file), export_interval_millis=interval))
-    if _otlp_configured("METRICS"):
-        readers.append(PeriodicExportingMetricReader(_otlp_metric_exporter()))
-    return MeterProvider(metric_readers=readers, resource=_resource(service))
+    if settings.metrics.exported:
+        readers.append(PeriodicExportingMetricReader(_otlp_metric_exporter(settings)))
+    return MeterProvider(metric_readers=readers, resource=_resource(service, settings))
 
 
-def service_telemetry(service: str, trace_file: Path | None) -> ServiceTelemetry:
-    return ServiceTelemetry(tracer_provider(service, trace_file), meter_provider(service, trace_file))
+def service_telemetry(service: str, trace_file: Path | None, settings: TelemetrySettings) -> ServiceTelemetry:
+    """The service's tracer and meter providers: spans and metric points to ``trace_file`` (and the metrics file
+    beside it) and to OTLP as ``settings`` say."""
+    return ServiceTelemetry(
+        tracer_provider(service, trace_file, settings), meter_provider(service, trace_file, settings)
+    )
 
 
 def _incident_digest(incident_id: str) -> bytes:

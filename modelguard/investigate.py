@@ -145,14 +145,14 @@ def refusal(letter: DeadLetter, events: Sequence[SignedEvent]) -> str:
 
 
 @contextmanager
-def services_log(path: Path) -> Iterator[None]:
+def services_log(path: Path, log_format: str | None = None) -> Iterator[None]:
     """While the services run: their log lines (the runtimes', FastStream's, the handlers') go to ``path``, as each
     stack service's go to its own log file, and none to stderr, which keeps the command's own lines."""
     path.parent.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger()
     with path.open("a", encoding="utf-8") as stream:
         handler = logging.StreamHandler(stream)
-        handler.setFormatter(formatter_for("investigate", stream))
+        handler.setFormatter(formatter_for("investigate", stream, log_format))
         handler.setLevel(logging.INFO)
         level = root.level
         root.addHandler(handler)
@@ -176,7 +176,7 @@ def investigate(
     settings = install_bundle_inputs(settings, bundle)
     reported = evaluate_and_sign(settings, bundle.root, run_id, pull_request)
     log_file = settings.home / "logs" / "investigate.log"
-    with services_log(log_file):
+    with services_log(log_file, settings.logging.format):
         run = run_in_memory(settings, built_services(settings), [reported.signed], on_event)
     if run.dead_letters:
         refused = refusal(run.dead_letters[0], run.events)

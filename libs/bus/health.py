@@ -1,7 +1,8 @@
 """A service's health endpoint for probes: `GET /healthz` (alive) and `GET /readyz` (consuming); and `GET /metrics`,
 the service's Prometheus metrics (``libs/bus/prometheus.py``), when it has any.
 
-A tiny HTTP server on its own thread, on `MODELGUARD_HEALTH_PORT` (off when unset or 0). Alive means the
+A tiny HTTP server on its own thread, on `MODELGUARD_HEALTH_PORT` (off when unset or 0; ``HealthSettings``, parsed
+once with the process's settings). Alive means the
 service's event loop has beaten recently (handlers run on worker threads, so a long handler does not stop
 the beat; a wedged loop does). Ready means the broker is connected and the subscribers started, until shutdown.
 """
@@ -9,16 +10,12 @@ the beat; a wedged loop does). Ready means the broker is connected and the subsc
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from libs.settings import SettingsError
-
-HEALTH_PORT_ENV = "MODELGUARD_HEALTH_PORT"
-HEALTH_HOST_ENV = "MODELGUARD_HEALTH_HOST"
+from libs.observability.settings import HealthSettings
 
 
 class HealthState:
@@ -93,17 +90,10 @@ class HealthServer:
         self._server.server_close()
 
 
-def health_port() -> int | None:
-    raw = os.environ.get(HEALTH_PORT_ENV, "").strip()
-    if not raw or raw == "0":
+def start_health_server(
+    state: HealthState, settings: HealthSettings, metrics: Exposition | None = None
+) -> HealthServer | None:
+    """The probe server on ``settings``' address, started; None when no port is configured."""
+    if settings.port is None:
         return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise SettingsError(f"{HEALTH_PORT_ENV} must be a TCP port number, got {raw!r}")
-    return int(raw)
-
-
-def start_health_server(state: HealthState, metrics: Exposition | None = None) -> HealthServer | None:
-    port = health_port()
-    if port is None:
-        return None
-    return HealthServer(state, port, os.environ.get(HEALTH_HOST_ENV, "0.0.0.0"), metrics).start()
+    return HealthServer(state, settings.port, settings.host, metrics).start()

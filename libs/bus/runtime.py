@@ -162,7 +162,7 @@ def make_broker(
     """A FastStream broker on ``connection`` (default: the bus) with its security. ``consumer_only``: no producer
     and no admin client, so credentials with read-only ACLs will do (DataHub's Kafka). ``broker_type``: FastStream's
     ``KafkaBroker``, or one whose clients are elsewhere (``libs/bus/in_memory_broker.py``)."""
-    telemetry = telemetry or service_telemetry(service, settings.trace_file)
+    telemetry = telemetry or service_telemetry(service, settings.trace_file, settings.telemetry)
     connection = connection or settings.kafka
     middlewares: list[Any] = [
         KafkaTelemetryMiddleware(tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider)
@@ -212,7 +212,7 @@ class ServiceRuntime:
         self.settings = settings
         self.key = key
         self.registry = registry
-        self.telemetry = service_telemetry(definition.name, settings.trace_file)
+        self.telemetry = service_telemetry(definition.name, settings.trace_file, settings.telemetry)
         self.metrics = ServiceMetrics(self.telemetry.meter_provider.get_meter("modelguard.bus"))
         self.health = HealthState()
         self.prometheus = ServicePrometheus(definition.name, definition.collectors)
@@ -790,20 +790,20 @@ def run_service(
 ) -> None:
     """Run a service until it is stopped; `extend` may add to its app (the detector's HTTP ingestion)."""
     try:
-        configure_logging(definition.name)
+        configure_logging(definition.name, settings.logging)
         collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
         runtime = ServiceRuntime(definition, settings, key, registry)
-    except SettingsError as exc:  # MODELGUARD_LOG_FORMAT, an OTLP protocol: one line, not a trace
+    except SettingsError as exc:  # a setting the runtime's parts refuse as they are built: one line, not a trace
         print(f"{definition.name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     runtime.telemetry.install()
     if extend is not None:
         try:
             extend(runtime)
-        except SettingsError as exc:  # the detector's ingestion settings, the CI reporter's key: one line
+        except SettingsError as exc:  # the detector's ingestion token, the CI reporter's key: one line
             print(f"{definition.name}: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
-    health = start_health_server(runtime.health, runtime.prometheus.exposition)
+    health = start_health_server(runtime.health, settings.health, runtime.prometheus.exposition)
     try:
         asyncio.run(runtime.app.run())
     except KafkaConnectionError as exc:  # no broker at start: say so once and let the supervisor back off

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
-from pathlib import Path
 
 from aiokafka.errors import KafkaError
 
 from contracts.registry import all_topics
-from libs.bus.kafka_connection import BUS_PREFIX, KafkaConnection, KafkaConnectionError, kafka_connection_from
+from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.topic_config import (
     TopicConfigError,
     TopicConfigs,
@@ -27,6 +25,7 @@ from libs.bus.topic_config import (
     read_topic_configs,
 )
 from libs.bus.topics import TopicAdminError, ensure_topics, set_topic_configs, topic_configs
+from libs.settings import SettingsError, load_topics_job_settings
 
 
 async def _run(
@@ -44,26 +43,21 @@ async def _run(
 def main() -> int:
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # the one line below says what went wrong
     try:
-        bus = kafka_connection_from(os.environ, BUS_PREFIX, "127.0.0.1:9092")
-    except KafkaConnectionError as exc:
+        settings = load_topics_job_settings()
+    except SettingsError as exc:  # the bus's security, a count: one line
         print(f"topics: {exc}", file=sys.stderr)
         return 2
-    bootstrap = bus.describe()
+    bootstrap = settings.bus.describe()
     try:
-        partitions = int(os.environ.get("MODELGUARD_KAFKA_PARTITIONS") or 6)
-        replication = int(os.environ.get("MODELGUARD_KAFKA_REPLICATION") or 3)
-    except ValueError:
-        print("topics: MODELGUARD_KAFKA_PARTITIONS and MODELGUARD_KAFKA_REPLICATION must be integers", file=sys.stderr)
-        return 2
-    config_file = os.environ.get("MODELGUARD_TOPIC_CONFIG_FILE", "").strip()
-    try:
-        configs = read_topic_configs(Path(config_file), all_topics()) if config_file else None
+        configs = read_topic_configs(settings.config_file, all_topics()) if settings.config_file else None
     except TopicConfigError as exc:
         print(f"topics: {exc}", file=sys.stderr)
         return 2
     try:
         created, changed = asyncio.run(
-            _run(bus, configs or default_topic_configs(all_topics()), partitions, replication)
+            _run(
+                settings.bus, configs or default_topic_configs(all_topics()), settings.partitions, settings.replication
+            )
         )
     except (KafkaError, OSError, TopicAdminError) as exc:
         print(f"topics: cannot create topics or set their config on {bootstrap}: {exc}", file=sys.stderr)

@@ -9,26 +9,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from opentelemetry import trace
 
 from libs.observability.log_context import INCIDENT_ID, RUN_ID
-from libs.settings import SettingsError
-
-LOG_FORMAT_ENV = "MODELGUARD_LOG_FORMAT"
-LOG_FORMATS = ("json", "text")
 
 
-def log_format(stream: TextIO) -> str:
-    """``json`` or ``text``: the variable when set, else text on a terminal only."""
-    raw = os.environ.get(LOG_FORMAT_ENV, "").strip().lower()
-    if raw and raw not in LOG_FORMATS:
-        raise SettingsError(f"{LOG_FORMAT_ENV} must be one of {', '.join(LOG_FORMATS)}, got {raw!r}")
-    if raw:
-        return raw
+def log_format(stream: TextIO, configured: str | None = None) -> str:
+    """``json`` or ``text``: ``configured`` (``LoggingSettings.format``, from the variable) when set, else text on a
+    terminal only."""
+    if configured is not None:
+        return configured
     isatty = getattr(stream, "isatty", None)
     return "text" if isatty is not None and isatty() else "json"
 
@@ -84,5 +77,8 @@ class TextLineFormatter(logging.Formatter):
         return text
 
 
-def formatter_for(service: str, stream: TextIO) -> logging.Formatter:
-    return JsonLineFormatter(service) if log_format(stream) == "json" else TextLineFormatter(service)
+def formatter_for(service: str, stream: TextIO, configured: str | None = None) -> logging.Formatter:
+    """The formatter of ``service``'s lines on ``stream``; ``configured`` as :func:`log_format` takes it."""
+    if log_format(stream, configured) == "json":
+        return JsonLineFormatter(service)
+    return TextLineFormatter(service)

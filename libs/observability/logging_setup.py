@@ -4,25 +4,26 @@ loggers, which otherwise write colour codes to stdout, sent through it."""
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 from libs.observability.log_format import formatter_for
+from libs.observability.settings import LoggingSettings
 
 FASTSTREAM_LOGGER = "modelguard.faststream"
 """The logger FastStream's broker and app are given (``make_broker``), so their lines look like ours."""
 _LIBRARY_LOGGERS = ("faststream", "faststream.access", "faststream.access.kafka")
 
 
-def configure_logging(service: str) -> None:
-    """Replace the root logger's handlers with one that writes ``service``'s lines to stderr."""
+def configure_logging(service: str, settings: LoggingSettings) -> None:
+    """Replace the root logger's handlers with one that writes ``service``'s lines to stderr, at the level and in
+    the format ``settings`` say."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(formatter_for(service, sys.stderr))
+    handler.setFormatter(formatter_for(service, sys.stderr, settings.format))
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)
     root.addHandler(handler)
-    root.setLevel(os.environ.get("MODELGUARD_LOG_LEVEL", "INFO"))
+    root.setLevel(settings.level)
     for name in _LIBRARY_LOGGERS:  # FastStream's own handlers colour their output; ours do not
         library = logging.getLogger(name)
         for existing in list(library.handlers):

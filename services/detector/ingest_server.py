@@ -1,12 +1,13 @@
 """The ingestion endpoint inside the detector process: on the service's event loop, publishing through its
 Kafka producer and its tracer, so a reported evaluation opens the incident's trace.
 
-Configuration (environment): `MODELGUARD_INGEST_PORT` turns it on (off when unset or 0);
-`MODELGUARD_INGEST_TOKEN` (from a Secret, at least 16 characters) is the bearer token CI presents;
-`MODELGUARD_INGEST_HOST` (default 0.0.0.0); `MODELGUARD_REPORTER_KEY_FILE` (default `$KEYS_DIR/reporter.key`)
-is the key the reports are signed with on the CI's behalf, as `modelguard submit` signs them;
-`MODELGUARD_INGEST_STUCK_AFTER_S` (default 900, 0 for never) is how long a run may go without a new event before
-its verdict says `stuck`.
+Configuration: ``settings.ingest`` (``libs/ingest_settings.py``, parsed once with the process's settings):
+`MODELGUARD_INGEST_PORT` turns it on (off when unset or 0); `MODELGUARD_INGEST_HOST` (default 0.0.0.0);
+`MODELGUARD_REPORTER_KEY_FILE` (default `$KEYS_DIR/reporter.key`) is the key the reports are signed with on the
+CI's behalf, as `modelguard submit` signs them; `MODELGUARD_INGEST_STUCK_AFTER_S` (default 900, 0 for never) is how
+long a run may go without a new event before its verdict says `stuck`. The bearer token CI presents
+(`MODELGUARD_INGEST_TOKEN`, from a Secret, at least 16 characters) is read from the secrets mapping the detector's
+composition root hands in (``services/detector/main.py``: the process environment), never from Settings.
 
 The verdict reads the incident's events from the ledger's database (as `modelguard incidents` does; the detector's
 role needs SELECT on it), and the run's dead letters from the detector's own record of the dead-letter topic
@@ -18,12 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path
 
 import uvicorn
 from opentelemetry.trace import SpanKind
@@ -38,9 +36,10 @@ from libs.bus.runtime import ServiceRuntime
 from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
+from libs.ingest_settings import IngestSettings
 from libs.ledger import LedgerStore
 from libs.policy import PolicyError, parse_policy
-from libs.settings import Settings, SettingsError
+from libs.settings import SettingsError
 from libs.signing.keys import load_private_key
 from libs.telemetry import incident_context
 from services.detector.dead_letter_log import DeadLetterLog
@@ -51,52 +50,18 @@ from services.detector.policy_catalog import detector_catalog
 
 log = logging.getLogger("modelguard.detector.ingest")
 MIN_TOKEN_LENGTH = 16
-DEFAULT_STUCK_AFTER_S = 900.0
 
 
-@dataclass(frozen=True)
-class IngestSettings:
-    port: int
-    host: str
-    token: str
-    reporter_key_file: Path
-    stuck_after_s: float | None = DEFAULT_STUCK_AFTER_S
-
-    def __repr__(self) -> str:  # the token never reaches a log
-        return (
-            f"IngestSettings(port={self.port}, host={self.host!r}, reporter_key_file={self.reporter_key_file}, "
-            f"stuck_after_s={self.stuck_after_s})"
-        )
-
-
-def _stuck_after_s() -> float | None:
-    raw = os.environ.get("MODELGUARD_INGEST_STUCK_AFTER_S", "").strip()
-    if not raw:
-        return DEFAULT_STUCK_AFTER_S
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not seconds >= 0 or seconds == float("inf"):
-        raise SettingsError(f"MODELGUARD_INGEST_STUCK_AFTER_S must be a number of seconds (0: never), got {raw!r}")
-    return seconds or None
-
-
-def ingest_settings(settings: Settings) -> IngestSettings | None:
-    raw = os.environ.get("MODELGUARD_INGEST_PORT", "").strip()
-    if not raw or raw == "0":
-        return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise SettingsError(f"MODELGUARD_INGEST_PORT must be a TCP port number, got {raw!r}")
-    token = os.environ.get("MODELGUARD_INGEST_TOKEN", "").strip()
+def ingest_token(secrets: Mapping[str, str]) -> str:
+    """The bearer token CI presents (``MODELGUARD_INGEST_TOKEN``, from a Secret), read from ``secrets`` only when
+    the endpoint is on; SettingsError (one line, never the value) when it is missing or short."""
+    token = secrets.get("MODELGUARD_INGEST_TOKEN", "").strip()
     if len(token) < MIN_TOKEN_LENGTH:
         raise SettingsError(
             f"MODELGUARD_INGEST_TOKEN must be set, at least {MIN_TOKEN_LENGTH} characters, when the ingestion "
             "endpoint is on (MODELGUARD_INGEST_PORT)"
         )
-    key_file = os.environ.get("MODELGUARD_REPORTER_KEY_FILE") or str(settings.keys_dir / f"{PRODUCER}.key")
-    host = os.environ.get("MODELGUARD_INGEST_HOST", "0.0.0.0")
-    return IngestSettings(int(raw), host, token, Path(key_file), _stuck_after_s())
+    return token
 
 
 class _Server(uvicorn.Server):
@@ -105,7 +70,9 @@ class _Server(uvicorn.Server):
         yield
 
 
-def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letters: DeadLetterLog) -> IngestPorts:
+def ingestion_ports(
+    runtime: ServiceRuntime, ingest: IngestSettings, token: str, dead_letters: DeadLetterLog
+) -> IngestPorts:
     settings = runtime.settings
     reporter_key = load_private_key(PRODUCER, ingest.reporter_key_file)
     if (problem := runtime.registry.signing_key_problem(reporter_key)) is not None:
@@ -163,17 +130,19 @@ def ingestion_ports(runtime: ServiceRuntime, ingest: IngestSettings, dead_letter
             stuck_after_s=ingest.stuck_after_s,
         )
 
-    return IngestPorts(ingest.token, artifacts, metric_for, sign, publish, verdict, policies.submit)
+    return IngestPorts(token, artifacts, metric_for, sign, publish, verdict, policies.submit)
 
 
-def attach_ingestion(runtime: ServiceRuntime) -> None:
-    """Serve the ingestion endpoint while the service runs, when MODELGUARD_INGEST_PORT is set."""
-    ingest = ingest_settings(runtime.settings)
+def attach_ingestion(runtime: ServiceRuntime, secrets: Mapping[str, str]) -> None:
+    """Serve the ingestion endpoint while the service runs, when MODELGUARD_INGEST_PORT is set; its token is read
+    from ``secrets``."""
+    ingest = runtime.settings.ingest
     if ingest is None:
         return
+    token = ingest_token(secrets)
     dead_letters = DeadLetterLog.of(runtime.state, runtime.definition.name)
     watch_dead_letters(runtime, dead_letters)
-    app = ingestion_app(ingestion_ports(runtime, ingest, dead_letters))
+    app = ingestion_app(ingestion_ports(runtime, ingest, token, dead_letters))
     config = uvicorn.Config(app, host=ingest.host, port=ingest.port, log_level="warning", access_log=False)
     server = _Server(config)
     serving: list[asyncio.Task[None]] = []

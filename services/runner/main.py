@@ -7,24 +7,24 @@ http://host:port`` says which), probes on ``MODELGUARD_HEALTH_PORT`` as every se
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sys
 import tempfile
 from pathlib import Path
 
 from libs.bus.health import HealthState, start_health_server
-from libs.settings import load_runner_settings
+from libs.settings import SettingsError, load_runner_settings
 from services.runner.readiness import describe, sandbox_readiness
 from services.runner.server import RunnerServer, RunnerState
 
 
 def main() -> None:
-    logging.basicConfig(
-        level=os.environ.get("MODELGUARD_LOG_LEVEL", "INFO"),
-        format="%(asctime)s runner %(levelname)s %(name)s: %(message)s",
-    )
-    settings = load_runner_settings()
+    try:
+        settings = load_runner_settings()
+    except SettingsError as exc:  # a bad port, level or count: one line, not a trace
+        print(f"runner: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    logging.basicConfig(level=settings.logging.level, format="%(asctime)s runner %(levelname)s %(name)s: %(message)s")
     health = HealthState()
     state = RunnerState(
         workdir=Path(tempfile.gettempdir()),
@@ -34,7 +34,7 @@ def main() -> None:
     )
     server = RunnerServer((settings.host, settings.port), state)
     health.ready = state.not_ready is None
-    probes = start_health_server(health)
+    probes = start_health_server(health, settings.health)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     logging.getLogger("modelguard.runner").info("sandbox: %s", describe())
     print(f"listening on {server.url}", flush=True)

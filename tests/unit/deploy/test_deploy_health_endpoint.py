@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from libs.bus.health import HealthServer, HealthState, health_port
-from libs.settings import SettingsError
+from libs.bus.health import HealthServer, HealthState, start_health_server
+from libs.observability.settings import HealthSettings
+from libs.settings import SettingsError, load_settings
 
 
 def _status(port: int, path: str) -> int:
@@ -33,10 +34,15 @@ def test_ready_only_after_startup_and_not_alive_when_the_loop_stops_beating() ->
 @pytest.mark.parametrize(("raw", "port"), [("", None), ("0", None), ("8080", 8080)])
 def test_the_port_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, raw: str, port: int | None) -> None:
     monkeypatch.setenv("MODELGUARD_HEALTH_PORT", raw)
-    assert health_port() == port
+    monkeypatch.setenv("MODELGUARD_HEALTH_HOST", "127.0.0.1")
+    assert load_settings().health == HealthSettings(port, "127.0.0.1")
 
 
 def test_a_bad_port_is_one_readable_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODELGUARD_HEALTH_PORT", "http")
     with pytest.raises(SettingsError, match="MODELGUARD_HEALTH_PORT must be a TCP port number, got 'http'"):
-        health_port()
+        load_settings()
+
+
+def test_no_port_is_no_server() -> None:
+    assert start_health_server(HealthState(), HealthSettings(None)) is None

@@ -14,13 +14,15 @@ from libs.bus.service_metrics import (
     HANDLER_DURATION,
     ServiceMetrics,
 )
+from libs.settings import load_settings
 from libs.telemetry import meter_provider, metrics_file
 
 
 def test_counts_and_latency_are_exported_per_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MODELGUARD_METRICS_FILE", raising=False)
     trace_file = tmp_path / "traces.jsonl"
-    provider = meter_provider("validator", trace_file)
+    telemetry = load_settings().telemetry
+    provider = meter_provider("validator", trace_file, telemetry)
     metrics = ServiceMetrics(provider.get_meter("test"))
 
     for _ in range(3):
@@ -31,8 +33,9 @@ def test_counts_and_latency_are_exported_per_service(tmp_path: Path, monkeypatch
     metrics.handled("RepairProposed", 0.75, "ok")
     provider.shutdown()  # the last export happens at shutdown
 
-    points = [json.loads(line) for line in metrics_file(trace_file).read_text().splitlines()]
-    assert metrics_file(trace_file) == tmp_path / "metrics.jsonl"
+    file = metrics_file(trace_file, telemetry)
+    assert file == tmp_path / "metrics.jsonl"
+    points = [json.loads(line) for line in file.read_text().splitlines()]
     by_name = {p["name"]: p for p in points}
     assert {p["service"] for p in points} == {"modelguard-validator"}
     assert by_name[EVENTS_IN]["value"] == 3

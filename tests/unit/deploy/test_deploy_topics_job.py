@@ -101,6 +101,14 @@ def test_a_config_file_that_cannot_be_used_is_exit_2_before_any_broker(
     assert line.startswith("topics: ") and message in line
 
 
+@pytest.mark.parametrize("variable", ["MODELGUARD_KAFKA_PARTITIONS", "MODELGUARD_KAFKA_REPLICATION"])
+def test_a_count_that_is_not_an_integer_is_exit_2_before_any_broker(variable: str) -> None:
+    done = _job(f"127.0.0.1:{free_loopback_port()}", **{variable: "three"})
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line == "topics: MODELGUARD_KAFKA_PARTITIONS and MODELGUARD_KAFKA_REPLICATION must be integers"
+
+
 def test_an_unreachable_broker_is_one_readable_line() -> None:
     done = _job(f"127.0.0.1:{free_loopback_port()}")
     assert done.returncode == 1

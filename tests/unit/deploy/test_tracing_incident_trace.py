@@ -10,6 +10,7 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from libs.bus.headers import event_headers
+from libs.observability.settings import TelemetrySettings
 from libs.telemetry import incident_context, incident_trace_id, tracer_provider
 from tests.support.sample_events import Keys, detected, reported
 
@@ -34,7 +35,7 @@ def test_spans_started_in_the_incident_context_are_written_to_the_trace_file(tmp
     keys = Keys("reporter")
     incident = reported(keys).event.meta.incident_id
     trace_file = tmp_path / "traces.jsonl"
-    provider = tracer_provider("detector", trace_file)
+    provider = tracer_provider("detector", trace_file, TelemetrySettings())
     tracer = provider.get_tracer("test")
 
     server = tracer.start_as_current_span("POST /evaluations", context=incident_context(incident), kind=SpanKind.SERVER)

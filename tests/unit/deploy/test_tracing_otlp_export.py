@@ -11,6 +11,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportM
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from libs.bus.service_metrics import EVENTS_OUT, ServiceMetrics
+from libs.settings import load_settings
 from libs.telemetry import service_telemetry
 
 
@@ -45,7 +46,7 @@ def collector() -> Iterator[Collector]:
 def test_spans_and_metrics_reach_the_collector(collector: Collector, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{collector.server_address[1]}")
     monkeypatch.delenv("MODELGUARD_METRICS_FILE", raising=False)
-    telemetry = service_telemetry("publisher", None)
+    telemetry = service_telemetry("publisher", None, load_settings().telemetry)
     with telemetry.tracer_provider.get_tracer("test").start_as_current_span("handle RepairValidated"):
         ServiceMetrics(telemetry.meter_provider.get_meter("test")).published("Published")
     telemetry.shutdown()

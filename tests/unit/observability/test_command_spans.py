@@ -18,10 +18,11 @@ PROCESS = """
 import sys, threading
 from pathlib import Path
 from libs.observability.log_context import set_log_context
+from libs.observability.settings import TelemetrySettings
 from libs.telemetry import incident_context, service_telemetry
 from libs.workspace.runner import run_command
 
-telemetry = service_telemetry("validator", Path(sys.argv[1]))
+telemetry = service_telemetry("validator", Path(sys.argv[1]), TelemetrySettings())
 telemetry.install()
 tracer = telemetry.tracer_provider.get_tracer("test")
 workspace = Path(sys.argv[2])

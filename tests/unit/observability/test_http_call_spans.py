@@ -17,9 +17,10 @@ PROCESS = """
 import sys
 from pathlib import Path
 import httpx, requests
+from libs.observability.settings import TelemetrySettings
 from libs.telemetry import incident_context, service_telemetry
 
-telemetry = service_telemetry("publisher", Path(sys.argv[1]))
+telemetry = service_telemetry("publisher", Path(sys.argv[1]), TelemetrySettings())
 telemetry.install()
 telemetry.install()  # a second install is harmless
 tracer = telemetry.tracer_provider.get_tracer("test")
@@ -54,13 +55,14 @@ import asyncio, sys
 from pathlib import Path
 from mcp.types import CallToolResult, TextContent
 from libs.datahub.mcp_client import McpToolSession
+from libs.observability.settings import TelemetrySettings
 from libs.telemetry import incident_context, service_telemetry
 
 class Client:
     async def call_tool(self, tool, arguments, read_timeout_seconds):
         return CallToolResult(content=[TextContent(type="text", text='[{"urn": "urn:li:x:1"}]')], is_error=False)
 
-telemetry = service_telemetry("context", Path(sys.argv[1]))
+telemetry = service_telemetry("context", Path(sys.argv[1]), TelemetrySettings())
 telemetry.install()
 with telemetry.tracer_provider.get_tracer("test").start_as_current_span(
     "handle RegressionDetected", context=incident_context("inc-mcp")

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from libs.observability.log_context import incident_log_context, set_log_context
 from libs.observability.log_format import JsonLineFormatter, TextLineFormatter, formatter_for, log_format
-from libs.settings import SettingsError
+from libs.settings import SettingsError, load_settings
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -25,8 +25,9 @@ import asyncio, logging
 from faststream.kafka import KafkaBroker
 from libs.observability.logging_setup import FASTSTREAM_LOGGER, configure_logging
 from libs.observability.log_context import set_log_context
+from libs.settings import load_settings
 
-configure_logging("diagnoser")
+configure_logging("diagnoser", load_settings().logging)
 logging.getLogger("faststream").warning("faststream's own logger")
 KafkaBroker("127.0.0.1:1", logger=logging.getLogger(FASTSTREAM_LOGGER))
 logging.getLogger(FASTSTREAM_LOGGER).info("broker line")
@@ -63,14 +64,15 @@ def test_a_service_process_writes_json_lines_to_a_file(tmp_path: Path) -> None:
 
 def test_the_format_follows_the_terminal_unless_the_variable_says(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MODELGUARD_LOG_FORMAT", raising=False)
-    assert (log_format(io.StringIO()), log_format(Terminal())) == ("json", "text")
+    configured = load_settings().logging.format
+    assert (log_format(io.StringIO(), configured), log_format(Terminal(), configured)) == ("json", "text")
     monkeypatch.setenv("MODELGUARD_LOG_FORMAT", "text")
-    assert isinstance(formatter_for("ledger", io.StringIO()), TextLineFormatter)
+    assert isinstance(formatter_for("ledger", io.StringIO(), load_settings().logging.format), TextLineFormatter)
     monkeypatch.setenv("MODELGUARD_LOG_FORMAT", "JSON")
-    assert isinstance(formatter_for("ledger", Terminal()), JsonLineFormatter)
+    assert isinstance(formatter_for("ledger", Terminal(), load_settings().logging.format), JsonLineFormatter)
     monkeypatch.setenv("MODELGUARD_LOG_FORMAT", "yaml")
     with pytest.raises(SettingsError, match="MODELGUARD_LOG_FORMAT must be one of json, text, got 'yaml'"):
-        log_format(io.StringIO())
+        load_settings()
 
 
 def _record(message: str) -> logging.LogRecord:

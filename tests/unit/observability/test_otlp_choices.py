@@ -11,8 +11,8 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from libs.settings import SettingsError
-from libs.telemetry import otlp_protocol, service_telemetry
+from libs.settings import SettingsError, load_settings
+from libs.telemetry import service_telemetry
 
 
 class Collector(trace_service_pb2_grpc.TraceServiceServicer):
@@ -47,7 +47,7 @@ def test_spans_go_over_grpc_under_the_operators_service_name(
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
     monkeypatch.setenv("OTEL_SERVICE_NAME", "churn-diagnoser-eu")
-    telemetry = service_telemetry("diagnoser", None)
+    telemetry = service_telemetry("diagnoser", None, load_settings().telemetry)
     with telemetry.tracer_provider.get_tracer("test").start_as_current_span("handle ContextCollected"):
         pass
     telemetry.tracer_provider.force_flush()
@@ -64,7 +64,7 @@ def test_without_the_variable_the_name_is_modelguards(monkeypatch: pytest.Monkey
     monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
-    telemetry = service_telemetry("ledger", None)
+    telemetry = service_telemetry("ledger", None, load_settings().telemetry)
     assert telemetry.tracer_provider.resource.attributes["service.name"] == "modelguard-ledger"
 
 
@@ -72,10 +72,11 @@ def test_the_protocol_per_signal_and_a_bad_one(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL", raising=False)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", raising=False)
-    assert otlp_protocol("TRACES") == "http/protobuf"
+    assert load_settings().telemetry.traces.protocol == "http/protobuf"
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf")
-    assert (otlp_protocol("TRACES"), otlp_protocol("METRICS")) == ("grpc", "http/protobuf")
+    telemetry = load_settings().telemetry
+    assert (telemetry.traces.protocol, telemetry.metrics.protocol) == ("grpc", "http/protobuf")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon")
     with pytest.raises(SettingsError, match="OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, grpc"):
-        otlp_protocol("TRACES")
+        load_settings()

@@ -12,20 +12,40 @@ from libs.datahub.provider_choice import context_provider_from
 from libs.datahub.sdk_provider import SdkContextProvider
 from libs.settings import SettingsError, load_settings
 
+CHOICE_VARIABLES = ("MODELGUARD_CONTEXT_PROVIDER", "DATAHUB_GMS_URL", "DATAHUB_MCP_URL")
 
-@pytest.fixture
-def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path))
     monkeypatch.setenv("MODELGUARD_DATAHUB_FILES", str(tmp_path / "metadata.json"))
-    return load_settings()
+    for name in CHOICE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
-def test_each_choice_builds_its_provider(settings) -> None:  # type: ignore[no-untyped-def]
-    assert isinstance(context_provider_from(settings, {}), FileContextProvider)
-    sdk = context_provider_from(settings, {"MODELGUARD_CONTEXT_PROVIDER": "sdk", "DATAHUB_GMS_URL": "http://gms"})
-    assert isinstance(sdk, SdkContextProvider)
-    mcp = context_provider_from(settings, {"MODELGUARD_CONTEXT_PROVIDER": "mcp", "DATAHUB_MCP_URL": "http://m/mcp"})
-    assert isinstance(mcp, McpContextProvider)
+@pytest.mark.parametrize(
+    ("env", "provider"),
+    [
+        ({}, FileContextProvider),
+        ({"MODELGUARD_CONTEXT_PROVIDER": "sdk", "DATAHUB_GMS_URL": "http://gms"}, SdkContextProvider),
+        ({"MODELGUARD_CONTEXT_PROVIDER": "mcp", "DATAHUB_MCP_URL": "http://m/mcp"}, McpContextProvider),
+    ],
+)
+def test_each_choice_builds_its_provider(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], provider: type) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert isinstance(context_provider_from(load_settings(), {}), provider)
+
+
+def test_the_token_comes_from_the_secrets_not_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODELGUARD_CONTEXT_PROVIDER", "sdk")
+    monkeypatch.setenv("DATAHUB_GMS_URL", "http://gms")
+    monkeypatch.setenv("DATAHUB_GMS_TOKEN", "a-gms-token-value")
+    settings = load_settings()
+    assert "a-gms-token-value" not in repr(settings)
+    provider = context_provider_from(settings, {"DATAHUB_GMS_TOKEN": "the-handed-in-token"})
+    assert isinstance(provider, SdkContextProvider)
+    assert provider._connection.token == "the-handed-in-token"  # the GMS client is built with it
 
 
 @pytest.mark.parametrize(
@@ -33,9 +53,16 @@ def test_each_choice_builds_its_provider(settings) -> None:  # type: ignore[no-u
     [
         ({"MODELGUARD_CONTEXT_PROVIDER": "sdk"}, "needs DATAHUB_GMS_URL"),
         ({"MODELGUARD_CONTEXT_PROVIDER": "mcp"}, "needs DATAHUB_MCP_URL"),
-        ({"MODELGUARD_CONTEXT_PROVIDER": "graphql"}, "must be one of file, sdk, mcp"),
     ],
 )
-def test_a_missing_or_unknown_setting_is_named(settings, env: dict[str, str], says: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_address_is_named(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], says: str) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError, match=says):
-        context_provider_from(settings, env)
+        context_provider_from(load_settings(), {})
+
+
+def test_an_unknown_choice_is_refused_when_the_settings_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODELGUARD_CONTEXT_PROVIDER", "graphql")
+    with pytest.raises(SettingsError, match="MODELGUARD_CONTEXT_PROVIDER must be one of file, sdk, mcp, got 'graphql'"):
+        load_settings()
