@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from libs.central_policy import central_policy_path
 from libs.patch_guard.guard import GuardRequest, check_patch
 from libs.patch_guard.policy import GuardPolicyError, effective_policy, load_central_policy
 from libs.patch_guard.report import GuardReport, human_lines
 from libs.patch_guard.workspace_config import WorkspaceConfigError, WorkspaceRepairConfig, load_workspace_config
+from libs.policy.central import central_policy_path
 from modelguard import exit_codes
 
 EXIT_ACCEPTED = exit_codes.OK

@@ -15,16 +15,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from libs.central_policy import (
+from libs.patch_guard.constructs import CATEGORIES, Category
+from libs.patch_guard.globs import matches_any
+from libs.patch_guard.new_code_allowlist import NewCodeAllowList
+from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from libs.policy.central import (
     CENTRAL_POLICY_VARIABLE,
     CentralPolicyError,
     central_policy_path,
     read_central_policy_document,
 )
-from libs.patch_guard.constructs import CATEGORIES, Category
-from libs.patch_guard.globs import matches_any
-from libs.patch_guard.new_code_allowlist import NewCodeAllowList
-from libs.patch_guard.workspace_config import WorkspaceRepairConfig
 
 CENTRAL_POLICY_ENV = CENTRAL_POLICY_VARIABLE
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from libs.policy import WorkspacePolicy
+from libs.policy.model_policy import WorkspacePolicy
 
 TEST_RUNNERS = frozenset({"pytest", "unittest", "nose2"})
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from libs.central_policy import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB

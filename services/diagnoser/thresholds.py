@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from libs.central_policy import read_central_policy_document
+from libs.policy.central import read_central_policy_document
 
 Share = float
 

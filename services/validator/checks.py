@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.sandbox.integrity import compare_trees
 from libs.sandbox.isolation import Isolation
 from libs.workspace.argv_template import InvalidCommandTemplate, render_argv

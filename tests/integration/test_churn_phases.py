@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.events.context import ContextCollected
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
+from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.workspace.data_windows import FILE_NAMES, WINDOW_NAMES, pack_data_windows
 from libs.workspace.model_evaluation import evaluate_model
 from libs.workspace.repository import build_repository

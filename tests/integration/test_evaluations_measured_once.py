@@ -15,9 +15,9 @@ import libs.workspace.evaluation_cache as cache_module
 from contracts.common import PolicyRef
 from contracts.events.evaluation import RegressionDetected
 from libs.artifacts.store import LocalArtifactStore
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
-from libs.policy import parse_policy
+from libs.policy.effective import effective_policy_bytes, read_central_policy
+from libs.policy.model_policy import parse_policy
 from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.materialize import materialized_workspace
 from modelguard.reporter import evaluate_bundle

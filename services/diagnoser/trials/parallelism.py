@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.evaluation_cache import EvaluationCache
 from services.diagnoser.thresholds import DiagnosisThresholds
 from services.diagnoser.trials.runner import TrialRunner

@@ -10,7 +10,7 @@ import yaml
 
 from libs.bundle.load import BundleError, load_bundle
 from libs.patch_guard.workspace_config import WorkspaceConfigError, workspace_config_from_document
-from libs.policy import PolicyError, parse_policy
+from libs.policy.model_policy import PolicyError, parse_policy
 from tests.support.tiny_bundle import make_tiny_bundle
 
 

@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from contracts.outcomes import RUN_OUTCOMES as OUTCOMES
-from libs.bundle.effective_policy import effective_policy, effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
-from libs.ci_policy import CiOutcomes, CiPolicy
-from libs.policy import PolicyError, parse_policy
+from libs.policy.ci import CiOutcomes, CiPolicy
+from libs.policy.effective import effective_policy, effective_policy_bytes, read_central_policy
+from libs.policy.model_policy import PolicyError, parse_policy
 from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
 from modelguard.stack import REPO_ROOT, SCENARIOS
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.patch_guard.guard import GuardRequest, check_patch
 from libs.patch_guard.policy import effective_policy, load_central_policy
 from libs.patch_guard.report import CHECK_NAMES, human_lines
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 from services.repairer.patch_guard import ProposedPatch, guard_policy
 from services.repairer.patch_guard import check_patch as repairer_check_patch
 from services.repairer.unified_diff import render_unified_diff

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.patch_guard.policy import (
     CENTRAL_POLICY_ENV,
     GuardPolicyError,
@@ -20,6 +19,7 @@ from libs.patch_guard.workspace_config import (
     entry_point_globs,
     workspace_config_from_document,
 )
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 
 REPAIR = """repair:
   permitted_paths: ["src/**"]

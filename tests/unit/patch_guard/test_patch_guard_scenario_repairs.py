@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from libs.bundle.effective_policy import read_central_policy
 from libs.bundle.load import load_bundle
+from libs.policy.effective import read_central_policy
 from services.repairer.patch_guard import ProposedPatch, check_patch, guard_policy
 from services.repairer.unified_diff import parse_unified_diff
 

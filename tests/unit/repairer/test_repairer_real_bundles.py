@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from contracts.events.diagnosis import ColumnRename, RepairHints
-from libs.bundle.effective_policy import read_central_policy
 from libs.bundle.load import load_bundle
+from libs.policy.effective import read_central_policy
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import evaluate_model
 from services.repairer.handler import RepairProposal, propose_repair

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 from libs.sandbox.limits import (
     SandboxLimits,
     SandboxPolicy,

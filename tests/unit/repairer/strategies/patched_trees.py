@@ -11,8 +11,8 @@ from types import ModuleType
 from typing import Any
 
 from contracts.events.diagnosis import RepairHints, Suspect
-from libs.bundle.effective_policy import read_central_policy
 from libs.patch_guard.globs import matches_any
+from libs.policy.effective import read_central_policy
 from services.repairer.patch_guard import GuardVerdict, ProposedPatch, check_patch
 from services.repairer.repair_context import DivisionPolicy, RepairContext
 from services.repairer.source_tree import SourceTree

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contracts.events.diagnosis import ChangeRef, LineSpan, RepairHints
-from libs.central_policy import read_central_policy_document
+from libs.policy.central import read_central_policy_document
 from services.diagnoser.experiments.change_units import change_units
 from services.diagnoser.experiments.revert_closure import revert_closure
 from services.repairer.patch_guard import ProposedPatch, check_patch

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from libs.ci_policy import CiPolicy
+from libs.policy.ci import CiPolicy
 from libs.referee.metrics import gate_problem
 
 
@@ -134,7 +134,7 @@ class ModelPolicy(BaseModel):
     """One model's effective policy: its gate and workspace config, inside ModelGuard's central policy.
 
     ``diagnosis``, ``repair``, ``sandbox``, ``validation`` and ``ci`` are the central policy's sections, each
-    validated by the phase that reads it (``ci``: the CI result of each outcome, libs.ci_policy); the whole
+    validated by the phase that reads it (``ci``: the CI result of each outcome, libs.policy.ci); the whole
     document is stored by digest with every incident.
     """
 
