@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aiokafka.errors import KafkaError
 
 from libs.bundle.load import BundleError, is_bundle
-from libs.policy.model_policy import PolicyError
+from libs.policy.errors import PolicyError
 from libs.settings import Settings, SettingsError, load_settings
 from libs.version import MODELGUARD_VERSION
 from modelguard.exit_codes import FAILURE, INTERRUPTED, OK, USAGE, exit_code_lines

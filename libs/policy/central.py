@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[1] / "policy" / "central.yaml"
+DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
 CENTRAL_POLICY_VARIABLE = "MODELGUARD_CENTRAL_POLICY"
 
 

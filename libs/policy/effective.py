@@ -9,7 +9,7 @@ import yaml
 
 from libs.bundle.load import Bundle
 from libs.policy.central import CentralPolicyError, read_central_policy_document
-from libs.policy.model_policy import PolicyError
+from libs.policy.errors import PolicyError
 
 CENTRAL_SECTIONS = ("diagnosis", "repair", "sandbox", "validation", "ci")
 

@@ -39,7 +39,8 @@ from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
 from libs.ledger import LedgerStore
 from libs.policy.ci import CiPolicy
-from libs.policy.model_policy import PolicyError, parse_policy
+from libs.policy.errors import PolicyError
+from libs.policy.model_policy import parse_policy
 from libs.settings import Settings, SettingsError
 from libs.signing.keys import load_private_key
 from libs.telemetry import incident_context

@@ -8,7 +8,7 @@ from libs.artifacts.open_store import artifact_store
 from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import ServiceDefinition
 from libs.events.codec import SignedEvent
-from libs.policy.model_policy import PolicyError
+from libs.policy.errors import PolicyError
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.state.open_state import state_database

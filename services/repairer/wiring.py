@@ -34,7 +34,7 @@ def definition(settings: Settings, key: SigningKey) -> ServiceDefinition:
                 diagnosed,
                 workspace.candidate,
                 policy.repair,
-                policy.workspace.model_dump(mode="json"),
+                policy.workspace,
                 base_dir=workspace.base,
             )
         return [repair_event(diagnosed, outcome, store_patch)]

@@ -31,6 +31,7 @@ from services.repairer.handler import RepairProposal, propose_repair
 from services.validator.handler import ValidationReport, validate_repair
 from tests.support.bundle_inputs import bundle_inputs
 from tests.support.sample_events import artifact
+from tests.support.typed_policy import repair_section
 
 CHURN = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios" / "churn-monthly-spend"
 FEATURES_FILE = "churn_model/features.py"
@@ -111,8 +112,8 @@ def proposal(event: BaseModel, bundle: Bundle, central: dict[str, Any]) -> Repai
     result = propose_repair(
         as_published,
         bundle.tree("candidate"),
-        central["repair"],
-        bundle.spec.workspace.model_dump(mode="json"),
+        repair_section(central["repair"]),
+        bundle.spec.workspace,
         base_dir=bundle.tree("base"),
     )
     assert isinstance(result, RepairProposal), result
