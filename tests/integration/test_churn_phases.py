@@ -29,6 +29,7 @@ from services.diagnoser.inputs import IncidentInputs
 from services.diagnoser.report import diagnosis_event
 from services.repairer.handler import RepairProposal, propose_repair
 from services.validator.handler import ValidationReport, validate_repair
+from services.validator.request import ValidationRequest
 from tests.support.bundle_inputs import bundle_inputs
 from tests.support.sample_events import artifact
 from tests.support.typed_policy import repair_section
@@ -130,18 +131,20 @@ def validation(
 ) -> ValidationReport:
     gate = collected.gate
     return validate_repair(
-        inputs.candidate_dir,
-        proposal.unified_diff,
-        inputs.incident.eval,
-        inputs.workspace.model_dump(mode="json"),
-        inputs.gate.model_dump(),
-        {gate.metric: gate.baseline},
-        expected_patch_sha256=proposal.patch_sha256,
-        evaluate_placeholders=inputs.incident.placeholders(),
-        features_data=inputs.incident.eval,
-        diagnosed_invalid_by_column=diagnosis.invalid_values.candidate_by_column,
-        window=inputs.incident,
-        require_predict=central["validation"]["require_predict"],
+        ValidationRequest(
+            candidate_dir=inputs.candidate_dir,
+            patch=proposal.unified_diff,
+            data_csv=inputs.incident.eval,
+            workspace=inputs.workspace,
+            gate=inputs.gate,
+            baseline_metrics={gate.metric: gate.baseline},
+            expected_patch_sha256=proposal.patch_sha256,
+            evaluate_placeholders=inputs.incident.placeholders(),
+            features_data=inputs.incident.eval,
+            diagnosed_invalid_by_column=diagnosis.invalid_values.candidate_by_column,
+            window=inputs.incident,
+            require_predict=central["validation"]["require_predict"],
+        )
     )
 
 
