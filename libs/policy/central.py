@@ -2,7 +2,8 @@
 
 ``$MODELGUARD_CENTRAL_POLICY`` when set, else ``policy/central.yaml`` of this source tree: never a file
 found from the working directory, which is the model repository and must not choose the policy that
-judges it. Each phase validates its own section.
+judges it. Its sections are typed models of ``libs.policy`` (diagnosis, repair, sandbox, ci); a model's effective
+policy carries them and is parsed once per incident (``libs.workspace.incident_workspace``).
 """
 
 from __future__ import annotations
