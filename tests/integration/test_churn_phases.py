@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.events.context import ContextCollected
 from libs.bundle.load import Bundle, load_bundle
+from libs.policy.diagnosis import DiagnosisPolicy
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.workspace.data_windows import FILE_NAMES, WINDOW_NAMES, pack_data_windows
 from libs.workspace.model_evaluation import evaluate_model
@@ -66,7 +67,7 @@ def inputs(bundle: Bundle) -> IncidentInputs:
 
 @pytest.fixture(scope="module")
 def diagnosis(inputs: IncidentInputs, central: dict[str, Any], candidate_digests: dict[str, str]) -> IncidentDiagnosis:
-    return diagnose_inputs(inputs, central["diagnosis"])
+    return diagnose_inputs(inputs, DiagnosisPolicy.model_validate(central["diagnosis"]))
 
 
 @pytest.fixture(scope="module")
