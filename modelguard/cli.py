@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aiokafka.errors import KafkaError
 
 from libs.bundle.load import BundleError, is_bundle
-from libs.policy import PolicyError
+from libs.policy.errors import PolicyError
 from libs.settings import Settings, SettingsError, load_settings
 from libs.version import MODELGUARD_VERSION
 from modelguard.exit_codes import FAILURE, INTERRUPTED, OK, USAGE, exit_code_lines
@@ -130,7 +130,7 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _policy(args: argparse.Namespace) -> int:
-    from libs.model_policies.pins import PINS_SERVICE, POLICY_PINS, PolicyPins
+    from libs.policy.model_policies.pins import PINS_SERVICE, POLICY_PINS, PolicyPins
     from libs.state.open_state import state_database
     from libs.state.sql_tables import StateUnavailable
     from libs.state.sqlite_state import SqliteState

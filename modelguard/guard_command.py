@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from libs.central_policy import central_policy_path
 from libs.patch_guard.guard import GuardRequest, check_patch
-from libs.patch_guard.policy import GuardPolicyError, effective_policy, load_central_policy
+from libs.patch_guard.policy import GuardPolicyError, load_central_policy, narrowed_policy
 from libs.patch_guard.report import GuardReport, human_lines
 from libs.patch_guard.workspace_config import WorkspaceConfigError, WorkspaceRepairConfig, load_workspace_config
+from libs.policy.central import central_policy_path
 from modelguard import exit_codes
 
 EXIT_ACCEPTED = exit_codes.OK
@@ -61,7 +61,7 @@ def run_guard(args: argparse.Namespace) -> int:
     except (GuardInputError, GuardPolicyError, WorkspaceConfigError) as error:
         print(f"modelguard guard: {error}", file=sys.stderr)
         return EXIT_UNREADABLE
-    report = check_patch(GuardRequest(patch=patch, policy=effective_policy(central, narrowing), workspace=workspace))
+    report = check_patch(GuardRequest(patch=patch, policy=narrowed_policy(central, narrowing), workspace=workspace))
     sources = {"patch": args.patch_file, "workspace": str(workspace), "central_policy": str(central_path)}
     sources["workspace_config"] = str(config_path) if config_path else None
     print(_json(report, sources) if args.json else "\n".join(_human(report, sources)))

@@ -24,17 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from contracts.registry import CONTRACTS, DEAD_LETTER_TOPIC
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
 from libs.bus.dead_letters import DeadLetter, dead_letter_of
 from libs.bus.in_memory_kafka import InMemoryKafka
 from libs.bus.in_memory_services import Extension, services_in_memory
 from libs.bus.producer import send_signed
 from libs.bus.runtime import ServiceDefinition
-from libs.ci_policy import CiPolicy
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
 from libs.observability.log_format import formatter_for
-from libs.policy import parse_policy
+from libs.policy.ci import CiPolicy
+from libs.policy.effective import effective_policy_bytes, read_central_policy
+from libs.policy.model_policy import parse_policy
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, SigningKey, load_private_key, provision_keys
 from modelguard.stack import CLIENTS, REPO_ROOT, SERVICES

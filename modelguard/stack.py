@@ -16,13 +16,13 @@ from functools import cache
 from pathlib import Path
 
 from contracts.registry import all_topics
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, is_bundle, load_bundle
 from libs.bus.embedded_broker import start_embedded_broker
 from libs.bus.external_input import read_on_the_bus
 from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
+from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.settings import Settings
 from libs.signing.keys import provision_keys
 from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from libs.policy import GatePolicy, WorkspacePolicy, check_refereed_gate
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy, check_refereed_gate
 
 BUNDLE_FORMAT = "modelguard-bundle/1"
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,99}$"

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from libs.backoff import Backoff
-from libs.central_policy import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
 
 
 class DeliveryPolicyError(ValueError):

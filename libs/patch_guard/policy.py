@@ -11,51 +11,24 @@ not, nor widen the allow-list of new code; it adds its label columns, which a re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from libs.central_policy import (
+from libs.patch_guard.globs import matches_any
+from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from libs.policy.central import (
     CENTRAL_POLICY_VARIABLE,
     CentralPolicyError,
     central_policy_path,
     read_central_policy_document,
 )
-from libs.patch_guard.constructs import CATEGORIES, Category
-from libs.patch_guard.globs import matches_any
-from libs.patch_guard.new_code_allowlist import NewCodeAllowList
-from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from libs.policy.repair import RepairPolicy
 
 CENTRAL_POLICY_ENV = CENTRAL_POLICY_VARIABLE
-
-FileOperation = Literal["modify", "create", "delete", "rename", "copy", "mode_change"]
 
 
 class GuardPolicyError(ValueError):
     """The central policy or a workspace config cannot be read."""
-
-
-class CentralRepairPolicy(BaseModel):
-    """The ``repair:`` section of the central policy."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    permitted_paths: tuple[str, ...] = Field(min_length=1)
-    protected_paths: tuple[str, ...]
-    file_types: tuple[str, ...] = Field(min_length=1)
-    file_operations: tuple[FileOperation, ...] = ("modify",)
-    max_files: int = Field(ge=1)
-    max_changed_lines: int = Field(ge=1)
-    max_patch_bytes: int = Field(ge=1)
-    forbidden_constructs: tuple[Category, ...] = CATEGORIES
-    new_code: NewCodeAllowList = NewCodeAllowList()
-    """What a repair may introduce beyond what the patched module already uses (none when absent)."""
-    generated_paths: tuple[str, ...] = ()
-    """Globs of generated files, never edited (besides files whose header or .gitattributes says so)."""
-    strategies: tuple[str, ...] = ()
-    """The repair strategies the platform permits (the repairer tries them; the guard checks the name)."""
-    division: dict[str, Any] | None = None
-    """Read by the repairer's guarded_division strategy (``services/repairer/repair_context.py``), not here."""
 
 
 class EffectivePolicy(BaseModel):
@@ -63,7 +36,7 @@ class EffectivePolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    central: CentralRepairPolicy
+    central: RepairPolicy
     path_scopes: tuple[tuple[str, ...], ...]
     """A path is permitted when it matches a glob of every scope (the first is the central one)."""
     protected_paths: tuple[str, ...]
@@ -82,7 +55,7 @@ class EffectivePolicy(BaseModel):
         return matches_any(path, self.protected_paths, casefold=True)
 
 
-def effective_policy(central: CentralRepairPolicy, workspace: WorkspaceRepairConfig) -> EffectivePolicy:
+def narrowed_policy(central: RepairPolicy, workspace: WorkspaceRepairConfig) -> EffectivePolicy:
     return EffectivePolicy(
         central=central,
         path_scopes=(central.permitted_paths, *workspace.path_scopes),
@@ -96,7 +69,7 @@ def effective_policy(central: CentralRepairPolicy, workspace: WorkspaceRepairCon
     )
 
 
-def load_central_policy(path: Path | None = None) -> CentralRepairPolicy:
+def load_central_policy(path: Path | None = None) -> RepairPolicy:
     source = central_policy_path(path)
     try:
         document = read_central_policy_document(source)
@@ -105,7 +78,7 @@ def load_central_policy(path: Path | None = None) -> CentralRepairPolicy:
     if not isinstance(document.get("repair"), dict):
         raise GuardPolicyError(f"{source}: no 'repair:' section")
     try:
-        return CentralRepairPolicy.model_validate(document["repair"])
+        return RepairPolicy.model_validate(document["repair"])
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in ("repair", *first["loc"]))

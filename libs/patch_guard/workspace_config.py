@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from libs.policy import WorkspacePolicy
+from libs.policy.model_policy import WorkspacePolicy
+from libs.policy.repair import RepairNarrowing
 
 TEST_RUNNERS = frozenset({"pytest", "unittest", "nose2"})
 
@@ -105,6 +106,30 @@ def workspace_config_from_document(document: Mapping[str, Any], origin: str) -> 
         )
     except ValidationError as error:
         raise WorkspaceConfigError(f"{origin}: {error.errors()[0]['msg']}") from error
+
+
+def workspace_repair_config(
+    workspace: WorkspacePolicy | None, narrowing: RepairNarrowing | None
+) -> WorkspaceRepairConfig:
+    """What an already-parsed model policy says about repairs: its workspace's ``repair_paths``, commands and
+    label, and a ``repair:`` section of the older shape (``allowed_paths``, ``protected_paths``, limits)."""
+    scopes = [workspace.repair_paths] if workspace is not None else []
+    if narrowing is not None and narrowing.allowed_paths is not None:
+        scopes.append(narrowing.allowed_paths)
+    try:
+        return WorkspaceRepairConfig(
+            path_scopes=tuple(scopes),
+            protected_paths=narrowing.protected_paths if narrowing is not None else (),
+            max_files=narrowing.max_files if narrowing is not None else None,
+            max_changed_lines=narrowing.max_changed_lines if narrowing is not None else None,
+            evaluate=(workspace.evaluate or ()) if workspace is not None else (),
+            predict=(workspace.predict or ()) if workspace is not None else (),
+            tests=(workspace.tests or ()) if workspace is not None else (),
+            strategies=narrowing.strategies if narrowing is not None else None,
+            labels=(workspace.label,) if workspace is not None else (),
+        )
+    except ValidationError as error:
+        raise WorkspaceConfigError(f"workspace config: {error.errors()[0]['msg']}") from error
 
 
 def load_workspace_config(path: Path) -> WorkspaceRepairConfig:

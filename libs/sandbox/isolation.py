@@ -22,8 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from libs.policy.sandbox import NOBODY, IsolationMode
 from libs.sandbox.confinement import Identity, Mount, View, bwrap_argv, interpreter_paths
-from libs.sandbox.limits import NOBODY, IsolationMode
 from libs.sandbox.process import CommandNotAllowed
 
 Mechanism = Literal["bwrap", "none"]

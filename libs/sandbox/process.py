@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from libs.sandbox.limits import SandboxLimits
+from libs.policy.sandbox import SandboxLimits
 
 LimitName = Literal["wall_time", "cpu_time", "memory", "output", "file_size", "processes"]
 ALLOWED_PROGRAMS: Mapping[str, str] = {"python": sys.executable}

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.control_groups import CommandCgroup
 from libs.sandbox.integrity import TreeChanges
-from libs.sandbox.limits import SandboxLimits
 from libs.sandbox.process import LimitName
 from libs.sandbox.verdict import limit_text
 

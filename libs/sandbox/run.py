@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.arguments import DeclaredPaths, declared_paths
 from libs.sandbox.confinement import SYSTEM_FOLDERS, Identity, Mount, View, bwrap_argv, interpreter_paths
 from libs.sandbox.control_groups import CgroupUsage, CommandCgroup, create_command_cgroup
 from libs.sandbox.environment import sandbox_environment
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
-from libs.sandbox.limits import SandboxPolicy
 from libs.sandbox.process import (
     CommandNotAllowed,
     ProcessOutcome,

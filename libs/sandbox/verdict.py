@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import signal
 
+from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.control_groups import CgroupUsage
-from libs.sandbox.limits import SandboxLimits
 from libs.sandbox.process import LimitName, ProcessOutcome
 
 MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from opentelemetry import trace
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.referee.held_out import HeldLabels
 from libs.settings import Settings
 from libs.version import MODELGUARD_VERSION

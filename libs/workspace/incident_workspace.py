@@ -9,7 +9,8 @@ from pathlib import Path
 from contracts.common import IncidentState
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore, ArtifactStoreUnavailable
 from libs.bus.handler_errors import RejectedInput, TransientFailure
-from libs.policy import ModelPolicy, PolicyError, parse_policy
+from libs.policy.errors import PolicyError
+from libs.policy.model_policy import ModelPolicy, parse_policy
 from libs.workspace.materialize import MaterializedWorkspace, materialized_workspace
 from libs.workspace.snapshot import UnsafeSnapshot
 

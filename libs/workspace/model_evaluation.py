@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.referee.held_out import HeldOutError
 from libs.referee.metrics import MetricUndefined
 from libs.workspace.commands import WorkspaceCommandFailed, evaluate, predict

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.observability.command_span import command_span, record_exit
+from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.job.backend import run_in_job
 from libs.sandbox.job.image_policy import ImageRefused, check_image, default_image_policy, image_declaration
 from libs.sandbox.job.kube_api import HttpxJobApi
 from libs.sandbox.job.settings import load_image_job_settings
-from libs.sandbox.limits import SandboxPolicy, default_sandbox_policy
+from libs.sandbox.limits import default_sandbox_policy
 from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.remote.client import run_remote, runner_readiness
 from libs.sandbox.remote.protocol import RunnerTimedOut

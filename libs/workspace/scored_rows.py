@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from libs.policy import GatePolicy
+from libs.policy.model_policy import GatePolicy
 from libs.referee.held_out import HeldLabels
 from libs.referee.metrics import family_scores, referee_metric, score
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from contracts.common import GateResult
-from libs.policy import GatePolicy
+from libs.policy.model_policy import GatePolicy
 
 
 class MetricMissing(ValueError):

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from contracts.common import PolicyRef
 from contracts.events.evaluation import EnvironmentFailed, EvaluationPassed, EvaluationReported, RegressionDetected
-from libs.policy import ModelPolicy
+from libs.policy.model_policy import ModelPolicy
 from services.detector.gate import MetricMissing, apply_gate
 from services.detector.policy_catalog import LoadedPolicy
 

@@ -29,8 +29,8 @@ from starlette.routing import Route
 from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
 from libs.events.codec import SignedEvent
-from libs.model_policies.pins import PinConflict
-from libs.model_policies.submission import NotPermitted, SubmissionRefused
+from libs.policy.model_policies.pins import PinConflict
+from libs.policy.model_policies.submission import NotPermitted, SubmissionRefused
 from services.detector.ingest_request import BadRequest, parse_evaluation, referenced_artifacts
 from services.detector.ingest_verdict import Verdict
 from services.detector.policy_catalog import SubmissionAnswer

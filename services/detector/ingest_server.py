@@ -33,12 +33,13 @@ from libs.artifacts.open_store import artifact_store
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStoreUnavailable
 from libs.bus.headers import event_headers
 from libs.bus.runtime import ServiceRuntime
-from libs.ci_policy import CiPolicy
 from libs.events.codec import SignedEvent, open_envelope
 from libs.events.evaluation_report import PRODUCER, sign_report
 from libs.ingest_settings import IngestSettings
 from libs.ledger import LedgerStore
-from libs.policy import PolicyError, parse_policy
+from libs.policy.ci import CiPolicy
+from libs.policy.errors import PolicyError
+from libs.policy.model_policy import parse_policy
 from libs.settings import SettingsError
 from libs.signing.keys import load_private_key
 from libs.telemetry import incident_context

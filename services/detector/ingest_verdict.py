@@ -26,9 +26,9 @@ from typing import Any
 from contracts.common import PolicyRef
 from contracts.events.publication import Published
 from contracts.outcomes import FINISHED_RUN_STATUSES, Outcome, RunStatus
-from libs.ci_policy import CiPolicy, CiResult
 from libs.events.codec import SignedEvent
 from libs.events.outcome import IncompleteInvestigation, outcome_of
+from libs.policy.ci import CiPolicy, CiResult
 from services.detector.dead_letter_log import RefusedInput
 
 

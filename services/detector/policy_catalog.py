@@ -18,11 +18,12 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
-from libs.bundle.effective_policy import read_central_policy
-from libs.model_policies.onboarding import OnboardingPolicy, central_onboarding
-from libs.model_policies.pins import PolicyPins
-from libs.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
-from libs.policy import ModelPolicy, PolicyError, parse_policy
+from libs.policy.effective import read_central_policy
+from libs.policy.errors import PolicyError
+from libs.policy.model_policies.onboarding import OnboardingPolicy, central_onboarding
+from libs.policy.model_policies.pins import PolicyPins
+from libs.policy.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
+from libs.policy.model_policy import ModelPolicy, parse_policy
 from libs.state.port import StateDatabase
 
 log = logging.getLogger("modelguard.detector.policies")

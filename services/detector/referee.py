@@ -8,7 +8,7 @@ from pathlib import Path
 
 from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
-from libs.policy import ModelPolicy
+from libs.policy.model_policy import ModelPolicy
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.materialize import materialized_workspace

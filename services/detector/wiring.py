@@ -15,7 +15,7 @@ from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import ServiceDefinition
 from libs.clock import Clock, utc_now
 from libs.events.codec import SignedEvent
-from libs.policy import PolicyError
+from libs.policy.errors import PolicyError
 from libs.version import MODELGUARD_VERSION
 from services.detector.gate import MetricMissing
 from services.detector.handler import NoPolicy, Referee, RefereeFailed, detect

@@ -3,12 +3,12 @@ decide, and point at the code and the repair hints of the named cause."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from contracts.events.diagnosis import ExperimentRun, RepairHints
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.catalogue.decision import CauseLocation, Decision, decide
 from services.diagnoser.catalogue.facts import Facts, read_facts, unmeasured_facts
 from services.diagnoser.catalogue.scoring import ScoredHypothesis, rank_hypotheses
@@ -18,7 +18,6 @@ from services.diagnoser.inputs import IncidentInputs
 from services.diagnoser.invalid_values import InvalidValueFigures, invalid_value_figures
 from services.diagnoser.repair_hints import repair_hints
 from services.diagnoser.suspected_location import SuspectedLocation, suspected_location
-from services.diagnoser.thresholds import DiagnosisThresholds, thresholds_from
 
 COUNTERFACTUAL_CELLS = ("base_on_approval", "base_on_incident", "candidate_on_approval", "candidate_on_incident")
 
@@ -43,7 +42,7 @@ class IncidentDiagnosis(BaseModel):
     facts: dict[str, float]
     hypotheses: tuple[ScoredHypothesis, ...]
     evidence: tuple[Evidence, ...]
-    thresholds: DiagnosisThresholds
+    thresholds: DiagnosisPolicy
     runs: tuple[ExperimentRun, ...] = ()
     """Every evaluation the diagnosis ran or took from its cache, in order."""
     evaluations: int | None = None
@@ -52,12 +51,11 @@ class IncidentDiagnosis(BaseModel):
 
 def diagnose_inputs(
     inputs: IncidentInputs,
-    thresholds: Mapping[str, Any] | DiagnosisThresholds,
+    policy: DiagnosisPolicy,
     generated_globs: tuple[str, ...] = (),
 ) -> IncidentDiagnosis:
-    """``thresholds`` is the central policy's ``diagnosis`` section (every threshold required);
+    """``policy`` is the central policy's ``diagnosis`` section (every threshold required);
     ``generated_globs`` its ``repair.generated_paths``."""
-    policy = thresholds if isinstance(thresholds, DiagnosisThresholds) else thresholds_from(thresholds)
     collected = collect_incident_evidence(inputs, policy, generated_globs)
     facts = read_facts(list(collected.evidence))
     ranked = rank_hypotheses(facts, unmeasured=unmeasured_facts(list(collected.evidence)))
@@ -71,7 +69,7 @@ def _outcome(
     facts: Facts,
     ranked: list[ScoredHypothesis],
     decision: Decision,
-    policy: DiagnosisThresholds,
+    policy: DiagnosisPolicy,
 ) -> IncidentDiagnosis:
     counterfactual = collected.first(EvidenceKind.COUNTERFACTUAL)
     return IncidentDiagnosis(

@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from libs.workspace.generated_code import GeneratedFile, generated_files
 from services.diagnoser.code_diff import diff_trees
 from services.diagnoser.evidence import Evidence
@@ -36,7 +37,6 @@ from services.diagnoser.feature_modules import feature_files
 from services.diagnoser.feature_runs import run_features
 from services.diagnoser.inputs import CounterfactualMetrics, IncidentInputs
 from services.diagnoser.profiling.windows import all_columns, profile_windows, relevant_columns
-from services.diagnoser.thresholds import DiagnosisThresholds
 from services.diagnoser.trials.counterfactual_cells import run_counterfactual_cells
 
 
@@ -57,7 +57,7 @@ class IncidentEvidence:
 
 
 def collect_incident_evidence(
-    inputs: IncidentInputs, thresholds: DiagnosisThresholds, generated_globs: tuple[str, ...] = ()
+    inputs: IncidentInputs, thresholds: DiagnosisPolicy, generated_globs: tuple[str, ...] = ()
 ) -> IncidentEvidence:
     """``generated_globs``: the central policy's ``repair.generated_paths``."""
     base, candidate, workspace = Path(inputs.base_dir), Path(inputs.candidate_dir), inputs.workspace
@@ -101,7 +101,7 @@ def collect_incident_evidence(
     )
 
 
-def drop_location(counterfactual: Evidence, thresholds: DiagnosisThresholds) -> str:
+def drop_location(counterfactual: Evidence, thresholds: DiagnosisPolicy) -> str:
     """``code`` or ``data`` when that side carries the policy's dominant share of the drop, else ``mixed``
     (``none`` without a regression or a complete counterfactual)."""
     values = counterfactual.values
@@ -119,7 +119,7 @@ def _isolate(
     metrics: CounterfactualMetrics,
     location: str,
     feature_path: frozenset[str],
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     scratch: Path,
 ) -> ChangeIsolation | None:
     if location != "code" or inputs.trials is None:
@@ -152,7 +152,7 @@ def _localise(
     inputs: IncidentInputs,
     metrics: CounterfactualMetrics,
     location: str,
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     scratch: Path,
     renames: dict[str, str],
 ) -> DataLocalisation | None:
@@ -196,7 +196,7 @@ def counterfactual_metrics(inputs: IncidentInputs) -> CounterfactualMetrics:
     )
 
 
-def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> list[Evidence]:
+def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisPolicy) -> list[Evidence]:
     label = inputs.workspace.label
     pairs = profile_windows(inputs.approval, inputs.incident, thresholds.numeric_parse_rate, thresholds.max_categories)
     read = read_columns_evidence((inputs.base_dir, inputs.candidate_dir), all_columns(pairs), label)
@@ -213,7 +213,7 @@ def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> l
     return [read, schema, types, categories, quality, drift, label_shift_evidence(pairs, label, thresholds)]
 
 
-def _feature_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -> list[Evidence]:
+def _feature_evidence(inputs: IncidentInputs, thresholds: DiagnosisPolicy) -> list[Evidence]:
     workspace = inputs.workspace
     with tempfile.TemporaryDirectory(prefix="modelguard-diagnosis-") as scratch_dir:
         scratch = Path(scratch_dir)
@@ -228,9 +228,7 @@ def _feature_evidence(inputs: IncidentInputs, thresholds: DiagnosisThresholds) -
     ]
 
 
-def _metadata_evidence(
-    inputs: IncidentInputs, evidence: list[Evidence], thresholds: DiagnosisThresholds
-) -> list[Evidence]:
+def _metadata_evidence(inputs: IncidentInputs, evidence: list[Evidence], thresholds: DiagnosisPolicy) -> list[Evidence]:
     context = inputs.context
     regression_ms = regression_time_ms(context.fetched_at if context is not None else None)
     read = next(item for item in evidence if item.kind == "code.read_columns").values["columns"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contracts.context_snapshot import ContextSnapshot
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.scored_rows import ScoredRows
 from services.diagnoser.trials.runner import TrialRunner

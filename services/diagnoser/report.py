@@ -17,11 +17,11 @@ from contracts.events.diagnosis import (
     RepairHints,
     Suspect,
 )
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.asset_ownership import asset_ownership
 from services.diagnoser.cause_datasets import DATASET_URN_PREFIX, cause_datasets, datasets_most_upstream_first
 from services.diagnoser.diagnosis import IncidentDiagnosis
 from services.diagnoser.markdown_report import render_markdown
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 
 def context_summary(context: ContextSnapshot, hints: RepairHints | None = None) -> ContextSummary:
@@ -92,7 +92,7 @@ def incident_diagnosis_report(outcome: IncidentDiagnosis, collected: ContextColl
     )
 
 
-def confidence_word(score: float, thresholds: DiagnosisThresholds) -> str:
+def confidence_word(score: float, thresholds: DiagnosisPolicy) -> str:
     if score >= thresholds.confidence_high:
         return "high"
     return "medium" if score >= thresholds.confidence_medium else "low"

@@ -21,7 +21,6 @@ from libs.workspace.incident_workspace import incident_workspace
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.inputs import IncidentInputs, MetadataChangeRecord
 from services.diagnoser.report import diagnosis_event
-from services.diagnoser.thresholds import thresholds_from
 from services.diagnoser.trials.parallelism import trial_runner
 
 NAME = "diagnoser"
@@ -63,7 +62,7 @@ def definition(ports: DiagnoserPorts) -> ServiceDefinition:
     def handle(signed: SignedEvent) -> list:
         collected: ContextCollected = signed.event.payload
         with incident_workspace(artifacts, collected, scratch) as (policy, workspace):
-            thresholds = thresholds_from(policy.diagnosis)
+            thresholds = policy.diagnosis_thresholds()
             inputs = IncidentInputs(
                 base_dir=workspace.base,
                 candidate_dir=workspace.candidate,
@@ -77,7 +76,7 @@ def definition(ports: DiagnoserPorts) -> ServiceDefinition:
                 context=collected.context,
                 changes=change_records(collected.context),
             )
-            generated = tuple(str(glob) for glob in policy.repair.get("generated_paths") or ())
+            generated = policy.generated_paths()
             outcome = diagnose_inputs(inputs, thresholds, generated)  # failed commands are evidence, not errors
         return [diagnosis_event(collected, outcome)]
 

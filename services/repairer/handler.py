@@ -18,6 +18,8 @@ from contracts.common import AssetOwners
 from contracts.outcomes import Outcome
 from libs.patch_guard.policy import GuardPolicyError
 from libs.patch_guard.workspace_config import WorkspaceConfigError
+from libs.policy.model_policy import WorkspacePolicy
+from libs.policy.repair import RepairNarrowing, RepairPolicy
 from services.repairer.catalogue import (
     CATALOGUE,
     CAUSE_IN_DATA,
@@ -82,8 +84,8 @@ class RepairWithholding(BaseModel):
 def propose_repair(
     diagnosis_outcome: Mapping[str, Any] | BaseModel,
     candidate_dir: Path,
-    repair_policy: Mapping[str, Any],
-    workspace_spec: Mapping[str, Any],
+    repair_policy: RepairPolicy | RepairNarrowing | None,
+    workspace_spec: WorkspacePolicy,
     *,
     base_dir: Path | None = None,
 ) -> RepairProposal | RepairWithholding:
@@ -91,10 +93,10 @@ def propose_repair(
     that pass the patch guard the smallest (fewest added and removed lines) is proposed, the catalogue's order
     deciding between edits of one size (a two-line guard in front of a division before a revert of the same size).
 
-    ``candidate_dir`` and ``base_dir`` (the two revisions' trees) are only read. ``workspace_spec`` is the
-    workspace config: its commands (protected from repair), ``repair_paths``, ``categorical_defaults`` and
-    ``null_fills``. Without ``base_dir``, revert_change refuses and guarded_division takes no fallback from
-    the base revision.
+    ``candidate_dir`` and ``base_dir`` (the two revisions' trees) are only read. ``repair_policy`` is the policy's
+    typed ``repair`` section; ``workspace_spec`` the workspace config: its commands (protected from repair),
+    ``repair_paths``, ``categorical_defaults`` and ``null_fills``. Without ``base_dir``, revert_change refuses and
+    guarded_division takes no fallback from the base revision.
     """
     target = read_repair_target(diagnosis_outcome)
     if isinstance(target, NoRepairTarget):
@@ -123,7 +125,7 @@ def propose_repair(
         suspect=target.suspect,
         hints=target.hints,
         repair_policy=repair_policy,
-        workspace_spec=workspace_spec,
+        workspace=workspace_spec,
         guard=guard,
         number_examples=target.number_examples,
     )
@@ -134,8 +136,8 @@ def _smallest_permitted_edit(
     target: RepairTarget,
     context: RepairContext,
     names: list[str],
-    repair_policy: Mapping[str, Any],
-    workspace_spec: Mapping[str, Any],
+    repair_policy: RepairPolicy | RepairNarrowing | None,
+    workspace_spec: WorkspacePolicy,
 ) -> RepairProposal | RepairWithholding:
     refusals: list[StrategyRefusal] = []
     violations: list[GuardViolation] = []

@@ -1,10 +1,11 @@
 """The repairer's view of the patch guard (``libs/patch_guard``): a strategy's patch in, a verdict out.
 
-``repair_policy`` is the policy's ``repair`` section. In a bundle's effective policy it *is* the central
-section (``permitted_paths``, ``protected_paths``, ``file_types``...), stored by digest with the incident,
-and the workspace's ``repair_paths`` narrow it. In a model policy of the older shape (``allowed_paths``,
-``protected_paths``, limits) it is the workspace's narrowing, and the central section is read from
-``policy/central.yaml``. Either way the workspace's evaluation entry point and test targets are protected.
+``repair_policy`` is the policy's typed ``repair`` section (``libs.policy.repair``). In a bundle's effective
+policy it *is* the central section (``permitted_paths``, ``protected_paths``, ``file_types``...), stored by
+digest with the incident, and the workspace's ``repair_paths`` narrow it. In a model policy of the older shape
+(``allowed_paths``, ``protected_paths``, limits) it is the workspace's narrowing, and the central section is read
+from ``policy/central.yaml`` (so too when the section is absent). Either way the workspace's evaluation entry
+point and test targets are protected.
 
 The verdict keeps the repairer's rule names (``path_protected``, ``unsafe_token``...) for its events.
 Without ``workspace`` the guard judges the hunks alone; give it the candidate tree to judge whole files.
@@ -12,27 +13,17 @@ Without ``workspace`` the guard judges the hunks alone; give it the candidate tr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from libs.patch_guard.guard import GuardRequest
 from libs.patch_guard.guard import check_patch as run_guard
-from libs.patch_guard.policy import (
-    CentralRepairPolicy,
-    EffectivePolicy,
-    GuardPolicyError,
-    effective_policy,
-    load_central_policy,
-)
+from libs.patch_guard.policy import EffectivePolicy, GuardPolicyError, load_central_policy, narrowed_policy
 from libs.patch_guard.report import GuardReport
-from libs.patch_guard.workspace_config import (
-    WorkspaceConfigError,
-    command_protected_paths,
-    workspace_config_from_document,
-)
+from libs.patch_guard.workspace_config import WorkspaceConfigError, command_protected_paths, workspace_repair_config
+from libs.policy.model_policy import WorkspacePolicy
+from libs.policy.repair import RepairNarrowing, RepairPolicy
 
 RULE_OF_CHECK = {
     "patch_readable": "malformed_patch",
@@ -94,15 +85,15 @@ class GuardVerdict(BaseModel):
 
 def check_patch(
     patch: ProposedPatch,
-    repair_policy: Mapping[str, Any],
-    workspace_spec: Mapping[str, Any] | None = None,
+    repair_policy: RepairPolicy | RepairNarrowing | None,
+    workspace_spec: WorkspacePolicy | None = None,
     workspace: Path | None = None,
     approved: Path | None = None,
 ) -> GuardVerdict:
     """Every rule the patch breaks; ``allowed`` only when it breaks none. ``approved`` is the base revision's
     tree: names its version of a file used count as already used (so a revert may bring them back)."""
     try:
-        policy = guard_policy(repair_policy, workspace_spec or {})
+        policy = guard_policy(repair_policy, workspace_spec)
     except (GuardPolicyError, WorkspaceConfigError) as error:
         violation = GuardViolation(rule="policy_unreadable", detail=str(error))
         return GuardVerdict(allowed=False, violations=(violation,), files=(), added_lines=0, removed_lines=0)
@@ -117,22 +108,18 @@ def check_patch(
     return verdict_of(run_guard(request))
 
 
-def guard_policy(repair_policy: Mapping[str, Any], workspace_spec: Mapping[str, Any]) -> EffectivePolicy:
-    """The effective guard policy for a repair section and a workspace spec (see the module docstring)."""
-    if "permitted_paths" in repair_policy:
-        try:
-            central = CentralRepairPolicy.model_validate(dict(repair_policy))
-        except ValidationError as error:
-            raise GuardPolicyError(f"repair policy: {error.errors()[0]['msg']}") from error
-        narrowing = workspace_config_from_document({"workspace": dict(workspace_spec)}, "workspace config")
-        return effective_policy(central, narrowing)
-    document = {"repair": dict(repair_policy), "workspace": dict(workspace_spec)}
-    return effective_policy(load_central_policy(), workspace_config_from_document(document, "repair policy"))
+def guard_policy(
+    repair_policy: RepairPolicy | RepairNarrowing | None, workspace_spec: WorkspacePolicy | None
+) -> EffectivePolicy:
+    """The effective guard policy for a repair section and a workspace config (see the module docstring)."""
+    if isinstance(repair_policy, RepairPolicy):
+        return narrowed_policy(repair_policy, workspace_repair_config(workspace_spec, None))
+    return narrowed_policy(load_central_policy(), workspace_repair_config(workspace_spec, repair_policy))
 
 
-def spec_protected_paths(workspace_spec: Mapping[str, Any]) -> list[str]:
+def spec_protected_paths(workspace_spec: WorkspacePolicy) -> list[str]:
     """The evaluation entry point and the test targets named by the workspace's own commands."""
-    return command_protected_paths(workspace_spec.get("evaluate") or [], workspace_spec.get("tests") or [])
+    return command_protected_paths(workspace_spec.evaluate or (), workspace_spec.tests or ())
 
 
 def verdict_of(report: GuardReport) -> GuardVerdict:

@@ -6,25 +6,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from contracts.events.diagnosis import RepairHints, Suspect
 from libs.patch_guard.policy import EffectivePolicy
+from libs.policy.model_policy import WorkspacePolicy
+from libs.policy.repair import DivisionPolicy, RepairNarrowing, RepairPolicy
 from services.repairer.source_tree import SourceTree
-
-Denominator = Literal["zero", "negative", "null", "nan"]
-
-
-class DivisionPolicy(BaseModel):
-    """The policy's ``repair.division`` section: which denominators guarded_division guards against, and
-    the value it returns for them (when unset: the base revision's, else one matching the return type)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    denominators: frozenset[Denominator] = frozenset({"zero", "negative"})
-    fallback: float | int | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +62,8 @@ def build_context(
     hypothesis: str,
     suspect: Suspect | None,
     hints: RepairHints,
-    repair_policy: Mapping[str, Any],
-    workspace_spec: Mapping[str, Any],
+    repair_policy: RepairPolicy | RepairNarrowing | None,
+    workspace: WorkspacePolicy,
     guard: EffectivePolicy,
     number_examples: Mapping[str, tuple[str, ...]] | None = None,
 ) -> RepairContext:
@@ -90,10 +78,10 @@ def build_context(
         hypothesis=hypothesis,
         suspect=suspect,
         hints=hints,
-        categorical_defaults=dict(workspace_spec.get("categorical_defaults") or {}),
-        null_fills=dict(workspace_spec.get("null_fills") or {}),
+        categorical_defaults=dict(workspace.categorical_defaults),
+        null_fills=dict(workspace.null_fills),
         editable=editable,
         max_changed_lines=guard.max_changed_lines,
-        division=DivisionPolicy.model_validate(repair_policy.get("division") or {}),
+        division=(repair_policy.division if repair_policy is not None else None) or DivisionPolicy(),
         number_examples=dict(number_examples or {}),
     )

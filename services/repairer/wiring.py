@@ -48,7 +48,7 @@ def definition(ports: RepairerPorts) -> ServiceDefinition:
                 diagnosed,
                 workspace.candidate,
                 policy.repair,
-                policy.workspace.model_dump(mode="json"),
+                policy.workspace,
                 base_dir=workspace.base,
             )
         return [repair_event(diagnosed, outcome, store_patch)]

@@ -14,12 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.sandbox.integrity import compare_trees
 from libs.sandbox.isolation import Isolation
 from libs.workspace.argv_template import InvalidCommandTemplate, render_argv
 from libs.workspace.commands import (
-    DEFAULT_TIMEOUT_S,
     WorkspaceCommandFailed,
     build_features,
     parse_evaluation_output,
@@ -76,8 +75,8 @@ def skipped(name: str, because: str) -> CheckResult:
     return CheckResult(name=name, status="skipped", detail=f"not run: {because}")
 
 
-def _timeout(spec: Mapping[str, Any]) -> float:
-    return float(spec.get("timeout_s", DEFAULT_TIMEOUT_S))
+def _timeout(spec: WorkspacePolicy) -> float:
+    return float(spec.timeout_s)
 
 
 def _limit_of(error: BaseException) -> dict[str, Any]:
@@ -116,14 +115,14 @@ def changed_python_files(workspace: Path, changed: Sequence[str]) -> list[str]:
     return sorted(path for path in changed if path.endswith(".py") and (workspace / path).is_file())
 
 
-def check_compiles(workspace: Path, changed: Sequence[str], spec: Mapping[str, Any]) -> CheckResult:
+def check_compiles(workspace: Path, changed: Sequence[str], spec: WorkspacePolicy) -> CheckResult:
     """Compile the changed Python files, inside the sandbox (in memory: no byte-code is written)."""
     files = changed_python_files(workspace, changed)
     if not files:
         return _result("compiles", True, "no Python file changed", {"files": [], "errors": []})
     try:
         compile_argv = ["python", "-c", COMPILE_PROGRAM, *files]
-        result = run_command(compile_argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.get("image"))
+        result = run_command(compile_argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.image)
         if not result.succeeded:
             raise WorkspaceCommandFailed("compile", result.failure_reason or "non-zero exit", result)
         errors = [str(error) for error in json.loads(result.stdout.strip().splitlines()[-1])]
@@ -134,6 +133,7 @@ def check_compiles(workspace: Path, changed: Sequence[str], spec: Mapping[str, A
 
 
 def _test_values(name: str, workspace: Path, spec: Mapping[str, Any], extra: dict[str, Any]) -> CheckResult:
+    """``spec`` is the command mapping ``libs.workspace.commands`` reads (``WorkspacePolicy.command_spec``)."""
     """Run a tests command: no failures, no errors, and at least one test passed."""
     try:
         run = run_tests(workspace, spec)
@@ -144,9 +144,9 @@ def _test_values(name: str, workspace: Path, spec: Mapping[str, Any], extra: dic
     return _result(name, ok, f"{run.passed} passed, {run.failed} failed, {run.errors} errors", values)
 
 
-def check_targeted_tests(workspace: Path, changed: Sequence[str], spec: Mapping[str, Any]) -> CheckResult:
+def check_targeted_tests(workspace: Path, changed: Sequence[str], spec: WorkspacePolicy) -> CheckResult:
     """The tests that import a changed module (found from their imports), run on their own first."""
-    template = list(spec.get("tests") or [])
+    template = list(spec.tests or ())
     modules = sorted({name for path in changed if (name := module_name(path))})
     folders = named_test_folders(workspace, template)
     files, unreadable = importing_tests(workspace, folders, modules)
@@ -156,22 +156,22 @@ def check_targeted_tests(workspace: Path, changed: Sequence[str], spec: Mapping[
     if not files:
         detail = f"no test imports {', '.join(modules) or 'a changed module'}; the whole suite runs next"
         return _result("targeted_tests", True, detail, {**extra, "ran": False})
-    targeted = {**spec, "tests": targeted_command(template, folders, files)}
+    targeted = {**spec.command_spec(), "tests": targeted_command(template, folders, files)}
     return _test_values("targeted_tests", workspace, targeted, {**extra, "ran": True})
 
 
-def check_tests(workspace: Path, spec: Mapping[str, Any]) -> CheckResult:
+def check_tests(workspace: Path, spec: WorkspacePolicy) -> CheckResult:
     """The workspace's whole test suite."""
-    if not spec.get("tests"):
+    if not spec.tests:
         return not_applicable("tests", "the workspace config defines no tests command")
-    return _test_values("tests", workspace, spec, {})
+    return _test_values("tests", workspace, spec.command_spec(), {})
 
 
 def check_evaluation(
     workspace: Path,
-    spec: Mapping[str, Any],
+    spec: WorkspacePolicy,
     placeholders: Mapping[str, str],
-    gate: Mapping[str, Any] | None = None,
+    gate: GatePolicy | None = None,
     window: DataWindow | None = None,
     require_predict: bool = False,
 ) -> CheckResult:
@@ -179,7 +179,7 @@ def check_evaluation(
     workspace predicts the window's evaluation rows without their labels and the metric is computed here.
     Otherwise the workspace's ``evaluate`` reports its own metric (``placeholders`` fill its command), which
     ``require_predict`` (the central policy's ``validation.require_predict``) refuses."""
-    predicts = bool(spec.get("predict"))
+    predicts = spec.predict is not None
     if not predicts and require_predict:
         return _result(
             "evaluation",
@@ -190,10 +190,10 @@ def check_evaluation(
         )
     if predicts and window is not None and gate is not None:
         return _refereed_evaluation(workspace, spec, gate, window)
-    allowed = {str(gate["metric"]), *(spec.get("reported_metrics") or ())} if gate is not None else None
+    allowed = {gate.metric, *spec.reported_metrics} if gate is not None else None
     try:
-        argv = render_argv(list(spec.get("evaluate") or []), placeholders)
-        result = run_command(argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.get("image"))
+        argv = render_argv(list(spec.evaluate or ()), placeholders)
+        result = run_command(argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.image)
         if not result.succeeded:
             raise WorkspaceCommandFailed("evaluate", result.failure_reason or "non-zero exit", result)
         metrics, rows = parse_evaluation_output(result.stdout, allowed)
@@ -213,9 +213,8 @@ def check_evaluation(
 
 
 def _refereed_evaluation(
-    workspace: Path, spec: Mapping[str, Any], gate: Mapping[str, Any], window: DataWindow
+    workspace: Path, policy: WorkspacePolicy, gate_policy: GatePolicy, window: DataWindow
 ) -> CheckResult:
-    policy, gate_policy = WorkspacePolicy.model_validate(spec), GatePolicy.model_validate(gate)
     try:
         evaluation = evaluate_model(workspace, window, policy, gate_policy)
     except (*COMMAND_ERRORS, TypeError, AttributeError) as error:
@@ -237,7 +236,7 @@ def _refereed_evaluation(
 def check_invalid_values(
     workspace: Path,
     features_data: Path,
-    spec: Mapping[str, Any],
+    spec: WorkspacePolicy,
     scratch: Path,
     diagnosed_by_column: Mapping[str, int] | None = None,
     approved_invalid_total: int | None = None,
@@ -245,10 +244,10 @@ def check_invalid_values(
     """Build the repaired tree's features from ``features_data`` and count non-finite cells: the invalid
     values the diagnosis counted (``diagnosed_by_column``) must be gone and no column may have new ones."""
     diagnosed = dict(diagnosed_by_column or {})
-    if not spec.get("features"):
+    if not spec.features:
         return not_applicable("invalid_values", "the workspace config defines no features command")
     try:
-        features = build_features(workspace, features_data, scratch / "repaired-features.csv", spec)
+        features = build_features(workspace, features_data, scratch / "repaired-features.csv", spec.command_spec())
         counted = count_invalid_values(features)
     except COMMAND_ERRORS as error:
         return _result("invalid_values", False, f"the features could not be built: {error}", _limit_of(error))
@@ -276,7 +275,7 @@ def check_invalid_values(
 
 def check_gate(
     evaluation: CheckResult,
-    gate: Mapping[str, Any],
+    gate: GatePolicy,
     baseline_metrics: Mapping[str, float],
     same_window_reference: float | None = None,
 ) -> CheckResult:
@@ -284,7 +283,7 @@ def check_gate(
     ``same_window_reference`` is given (the approved base revision scored on the same incident window, for a
     cause in the code), within tolerance of that: the repair restores what the approved code does on these rows.
     """
-    metric, direction, tolerance = str(gate["metric"]), str(gate["direction"]), float(gate["tolerance"])
+    metric, direction, tolerance = gate.metric, gate.direction, float(gate.tolerance)
     baseline = float(baseline_metrics[metric])
     metrics: Mapping[str, float] = evaluation.values.get("metrics", {})
     if metric not in metrics:

@@ -10,15 +10,14 @@ import hashlib
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from libs.policy.model_policy import GatePolicy
 from libs.sandbox.copy import UnsafeWorkspace
 from libs.sandbox.integrity import hash_tree
 from libs.sandbox.isolation import probe_isolation
 from libs.sandbox.limits import default_sandbox_policy
-from libs.workspace.data_windows import DataWindow
 from libs.workspace.snapshot import tree_digests
 from services.validator.checks import (
     CheckResult,
@@ -34,6 +33,7 @@ from services.validator.checks import (
     check_tests,
     skipped,
 )
+from services.validator.request import ValidationRequest
 from services.validator.sandbox import apply_patch, sandbox_copy
 
 WORKSPACE_STEPS = ("compiles", "targeted_tests", "tests", "evaluation", "invalid_values", "gate")
@@ -62,35 +62,18 @@ class ValidationReport(BaseModel):
     source_digest_after: str
 
 
-def validate_repair(
-    candidate_dir: Path,
-    patch: str,
-    data_csv: Path,
-    workspace_spec: Mapping[str, Any],
-    gate_policy: Mapping[str, Any],
-    baseline_metrics: Mapping[str, float],
-    *,
-    expected_patch_sha256: str | None = None,
-    evaluate_placeholders: Mapping[str, str] | None = None,
-    features_data: Path | None = None,
-    diagnosed_invalid_by_column: Mapping[str, int] | None = None,
-    same_window_reference: float | None = None,
-    approved_invalid_total: int | None = None,
-    window: DataWindow | None = None,
-    require_predict: bool = False,
-) -> ValidationReport:
-    """Apply ``patch`` (unified diff text) to a fresh copy of ``candidate_dir`` and validate it step by step.
-
-    ``evaluate_placeholders`` fill the evaluate command (default ``{"data": data_csv}``; for an incident with
-    data windows, the incident window's ``{"train": ..., "eval": ...}``); ``features_data`` is what the
-    features command reads for the data check (default ``data_csv``); ``diagnosed_invalid_by_column`` are the
-    invalid feature values the diagnosis counted per column (they must be gone; no column may have new ones).
-    ``window`` is the data window the evaluation re-runs on: with ``predict`` ModelGuard computes the metric
-    from its held-back labels; ``require_predict`` refuses a self-reported one.
-    ``passed`` only when every check passed."""
-    candidate_dir = Path(candidate_dir)
-    placeholders = dict(evaluate_placeholders or {"data": str(Path(data_csv).resolve())})
-    features_from = Path(features_data or data_csv)
+def validate_repair(request: ValidationRequest) -> ValidationReport:
+    """Apply the request's patch (unified diff text) to a fresh copy of its candidate tree and validate it step
+    by step (``ValidationRequest`` says what each of its fields does). ``passed`` only when every check passed."""
+    candidate_dir = Path(request.candidate_dir)
+    patch, workspace_spec, gate_policy = request.patch, request.workspace, request.gate
+    data_csv, window, require_predict = request.data_csv, request.window, request.require_predict
+    placeholders = dict(request.evaluate_placeholders or {"data": str(Path(data_csv).resolve())})
+    features_from = Path(request.features_data or data_csv)
+    expected_patch_sha256 = request.expected_patch_sha256
+    diagnosed_invalid_by_column = request.diagnosed_invalid_by_column
+    approved_invalid_total, same_window_reference = request.approved_invalid_total, request.same_window_reference
+    baseline_metrics = request.baseline_metrics
     before = tree_digests(candidate_dir)
     checks: list[CheckResult] = []
     if expected_patch_sha256 is not None:
@@ -161,12 +144,12 @@ def _named(checks: list[CheckResult], name: str) -> CheckResult:
 def _report(
     checks: list[CheckResult],
     patch: str,
-    gate_policy: Mapping[str, Any],
+    gate_policy: GatePolicy,
     baseline_metrics: Mapping[str, float],
     source: CheckResult,
 ) -> ValidationReport:
     by_name = {check.name: check for check in checks}
-    metric_name = str(gate_policy["metric"])
+    metric_name = gate_policy.metric
     tests = by_name.get("tests")
     invalid = by_name.get("invalid_values")
     evaluation = by_name.get("evaluation")
@@ -181,7 +164,7 @@ def _report(
         metric=metric_name,
         baseline_value=float(baseline_metrics[metric_name]),
         repaired_value=repaired,
-        tolerance=float(gate_policy["tolerance"]),
+        tolerance=float(gate_policy.tolerance),
         invalid_values_after=invalid.values.get("total") if invalid else None,
         tests_passed=tests.values.get("passed") if tests else None,
         tests_failed=tests.values.get("failed") if tests else None,

@@ -17,7 +17,7 @@ from libs.events.codec import SignedEvent
 from libs.version import MODELGUARD_VERSION
 from libs.workspace.incident_workspace import incident_workspace
 from services.validator.events import validation_event
-from services.validator.handler import validate_repair
+from services.validator.handler import ValidationRequest, validate_repair
 
 NAME = "validator"
 
@@ -47,19 +47,21 @@ def definition(ports: ValidatorPorts) -> ServiceDefinition:
         gate = proposed.gate
         with incident_workspace(artifacts, proposed, scratch) as (policy, workspace):
             report = validate_repair(
-                workspace.candidate,
-                artifacts.get(proposed.patch.artifact).decode(),
-                workspace.data,
-                policy.workspace.model_dump(mode="json"),
-                policy.gate.model_dump(),
-                {gate.metric: gate.baseline},
-                expected_patch_sha256=proposed.patch.artifact.sha256,
-                evaluate_placeholders=workspace.incident.placeholders(),
-                features_data=workspace.incident.eval,
-                same_window_reference=approved_code_on_incident(proposed),
-                approved_invalid_total=proposed.diagnosis.invalid_values.get("base"),
-                window=workspace.incident,
-                require_predict=policy.validation.require_predict,
+                ValidationRequest(
+                    candidate_dir=workspace.candidate,
+                    patch=artifacts.get(proposed.patch.artifact).decode(),
+                    data_csv=workspace.data,
+                    workspace=policy.workspace,
+                    gate=policy.gate,
+                    baseline_metrics={gate.metric: gate.baseline},
+                    expected_patch_sha256=proposed.patch.artifact.sha256,
+                    evaluate_placeholders=workspace.incident.placeholders(),
+                    features_data=workspace.incident.eval,
+                    same_window_reference=approved_code_on_incident(proposed),
+                    approved_invalid_total=proposed.diagnosis.invalid_values.get("base"),
+                    window=workspace.incident,
+                    require_predict=policy.validation.require_predict,
+                )
             )
         return [validation_event(proposed, report)]
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from libs.bus.embedded_broker import free_loopback_port
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 from modelguard.incident_log import incident_events
 from tests.e2e.conftest import CHURN
 from tests.support.github_action import ActionRun, run_action

@@ -17,8 +17,9 @@ from pydantic import BaseModel
 
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.events.context import ContextCollected
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
+from libs.policy.diagnosis import DiagnosisPolicy
+from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.workspace.data_windows import FILE_NAMES, WINDOW_NAMES, pack_data_windows
 from libs.workspace.model_evaluation import evaluate_model
 from libs.workspace.repository import build_repository
@@ -29,8 +30,10 @@ from services.diagnoser.inputs import IncidentInputs
 from services.diagnoser.report import diagnosis_event
 from services.repairer.handler import RepairProposal, propose_repair
 from services.validator.handler import ValidationReport, validate_repair
+from services.validator.request import ValidationRequest
 from tests.support.bundle_inputs import bundle_inputs
 from tests.support.sample_events import artifact
+from tests.support.typed_policy import repair_section
 
 CHURN = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios" / "churn-monthly-spend"
 FEATURES_FILE = "churn_model/features.py"
@@ -64,7 +67,7 @@ def inputs(bundle: Bundle) -> IncidentInputs:
 
 @pytest.fixture(scope="module")
 def diagnosis(inputs: IncidentInputs, central: dict[str, Any], candidate_digests: dict[str, str]) -> IncidentDiagnosis:
-    return diagnose_inputs(inputs, central["diagnosis"])
+    return diagnose_inputs(inputs, DiagnosisPolicy.model_validate(central["diagnosis"]))
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +114,8 @@ def proposal(event: BaseModel, bundle: Bundle, central: dict[str, Any]) -> Repai
     result = propose_repair(
         as_published,
         bundle.tree("candidate"),
-        central["repair"],
-        bundle.spec.workspace.model_dump(mode="json"),
+        repair_section(central["repair"]),
+        bundle.spec.workspace,
         base_dir=bundle.tree("base"),
     )
     assert isinstance(result, RepairProposal), result
@@ -129,18 +132,20 @@ def validation(
 ) -> ValidationReport:
     gate = collected.gate
     return validate_repair(
-        inputs.candidate_dir,
-        proposal.unified_diff,
-        inputs.incident.eval,
-        inputs.workspace.model_dump(mode="json"),
-        inputs.gate.model_dump(),
-        {gate.metric: gate.baseline},
-        expected_patch_sha256=proposal.patch_sha256,
-        evaluate_placeholders=inputs.incident.placeholders(),
-        features_data=inputs.incident.eval,
-        diagnosed_invalid_by_column=diagnosis.invalid_values.candidate_by_column,
-        window=inputs.incident,
-        require_predict=central["validation"]["require_predict"],
+        ValidationRequest(
+            candidate_dir=inputs.candidate_dir,
+            patch=proposal.unified_diff,
+            data_csv=inputs.incident.eval,
+            workspace=inputs.workspace,
+            gate=inputs.gate,
+            baseline_metrics={gate.metric: gate.baseline},
+            expected_patch_sha256=proposal.patch_sha256,
+            evaluate_placeholders=inputs.incident.placeholders(),
+            features_data=inputs.incident.eval,
+            diagnosed_invalid_by_column=diagnosis.invalid_values.candidate_by_column,
+            window=inputs.incident,
+            require_predict=central["validation"]["require_predict"],
+        )
     )
 
 

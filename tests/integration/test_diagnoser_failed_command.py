@@ -15,10 +15,10 @@ from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from libs.artifacts.store import LocalArtifactStore
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
+from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.settings import Settings, load_settings
 from libs.workspace.commands import evaluate
 from libs.workspace.data_windows import FILE_NAMES, MEDIA_TYPE, WINDOW_NAMES, DataWindow, pack_data_windows

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.markdown_report import render_markdown
-from services.diagnoser.thresholds import central_thresholds
 from tests.support.bundle_inputs import bundle_inputs
 
 SUITE = Path(os.environ.get("MODELGUARD_SUITE_DIR") or Path(__file__).resolve().parents[2] / "fixtures" / "scenarios")
@@ -23,7 +23,7 @@ BUNDLES = sorted(path.parent for path in SUITE.glob("*/bundle.yaml") if (path.pa
 @pytest.mark.parametrize("bundle", BUNDLES, ids=[bundle.name for bundle in BUNDLES])
 def test_diagnosis_matches_the_expected_hypothesis(bundle: Path) -> None:
     expected = json.loads((bundle / "expected.json").read_text(encoding="utf-8"))
-    outcome = diagnose_inputs(bundle_inputs(bundle), central_thresholds())
+    outcome = diagnose_inputs(bundle_inputs(bundle), central_diagnosis_policy())
     report = render_markdown(outcome)
     if expected.get("hypothesis") is None:
         assert outcome.decision == "abstained", report

@@ -15,16 +15,16 @@ import libs.workspace.evaluation_cache as cache_module
 from contracts.common import PolicyRef
 from contracts.events.evaluation import RegressionDetected
 from libs.artifacts.store import LocalArtifactStore
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
-from libs.policy import parse_policy
+from libs.policy.diagnosis import central_diagnosis_policy
+from libs.policy.effective import effective_policy_bytes, read_central_policy
+from libs.policy.model_policy import parse_policy
 from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.materialize import materialized_workspace
 from modelguard.reporter import evaluate_bundle
 from services.detector.handler import detect
 from services.detector.policy_catalog import LoadedPolicy
 from services.detector.referee import artifact_referee
-from services.diagnoser.thresholds import central_thresholds
 from services.diagnoser.trials.counterfactual_cells import run_counterfactual_cells
 from services.diagnoser.trials.parallelism import trial_runner
 from tests.support.tiny_bundle import make_tiny_bundle
@@ -55,7 +55,7 @@ def test_the_diagnoser_does_not_repeat_the_referee_s_runs(tmp_path: Path, monkey
 
     def diagnose_cells() -> Any:
         with materialized_workspace(artifacts, evaluation.workspace, tmp_path / "diagnoser") as workspace:
-            runner = trial_runner(policy.policy.workspace, policy.policy.gate, central_thresholds(), cache=cache)
+            runner = trial_runner(policy.policy.workspace, policy.policy.gate, central_diagnosis_policy(), cache=cache)
             cells = run_counterfactual_cells(
                 runner, workspace.base, workspace.candidate, workspace.approval, workspace.incident
             )

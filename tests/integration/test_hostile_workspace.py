@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from libs.policy.sandbox import GIB, MIB
 from libs.sandbox.isolation import probe_isolation
-from libs.sandbox.limits import GIB, MIB
 from libs.workspace.runner import CommandResult, CommandTimedOut, run_command
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import yaml
 
 from contracts.registry import DEAD_LETTER_TOPIC
 from libs.bus.producer import publish_signed
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 from libs.signing.keys import load_private_key
 from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import running_stack

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from libs.policy.sandbox import MIB, SandboxLimits, SandboxPolicy
 from libs.sandbox import run as run_module
 from libs.sandbox.control_groups import PREFIX, CommandCgroup, find_hierarchies
 from libs.sandbox.copy import copy_workspace
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
-from libs.sandbox.limits import MIB, SandboxLimits, SandboxPolicy
 from libs.sandbox.run import SandboxResult, run_sandboxed
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut, run_command
 

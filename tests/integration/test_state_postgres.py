@@ -15,8 +15,8 @@ import pytest
 from libs.bus.dead_letters import dead_letter_of
 from libs.bus.headers import dead_letter_headers
 from libs.bus.processed_inputs import ProcessedInputs
-from libs.model_policies.pins import PolicyPins
-from libs.model_policies.submission import SubmittedPolicy
+from libs.policy.model_policies.pins import PolicyPins
+from libs.policy.model_policies.submission import SubmittedPolicy
 from libs.state.postgres_state import PostgresState
 from services.detector.dead_letter_log import DeadLetterLog
 from services.publisher.notification_log import NotificationLog

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from libs.policy.sandbox import GIB, MIB, SandboxLimits
 from libs.sandbox.isolation import probe_isolation
-from libs.sandbox.limits import GIB, MIB, SandboxLimits
 from libs.workspace.commands import predict
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.runner import CommandTimedOut, EnvironmentUnavailable, run_command

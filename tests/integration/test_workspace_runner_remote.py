@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from libs.policy.sandbox import GIB, MIB, SandboxLimits
 from libs.sandbox.isolation import probe_isolation
-from libs.sandbox.limits import GIB, MIB, SandboxLimits
 from libs.sandbox.remote.protocol import answer_limit
 from libs.workspace.commands import predict
 from libs.workspace.data_windows import DataWindow

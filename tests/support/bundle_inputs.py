@@ -17,6 +17,7 @@ import yaml
 
 from contracts.context_snapshot import ContextSnapshot
 from libs.datahub.file_provider import FileContextProvider
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.inputs import (
     DataWindow,
     GateSpec,
@@ -24,7 +25,6 @@ from services.diagnoser.inputs import (
     MetadataChangeRecord,
     WorkspaceConfig,
 )
-from services.diagnoser.thresholds import central_thresholds
 from services.diagnoser.trials.parallelism import trial_runner
 
 
@@ -47,7 +47,7 @@ def bundle_inputs(bundle: Path, *, fetched_at: str | None = None) -> IncidentInp
         incident=incident,
         workspace=workspace,
         gate=gate,
-        trials=trial_runner(workspace, gate, central_thresholds()),
+        trials=trial_runner(workspace, gate, central_diagnosis_policy()),
         context=context_snapshot(bundle, model["urn"], fetched_at),
         changes=change_records(bundle / "datahub" / "changes.json"),
         dataset_urn=model.get("dataset_urn"),

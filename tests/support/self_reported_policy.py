@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from libs.bundle.effective_policy import effective_policy, read_central_policy
 from libs.bundle.load import load_bundle
+from libs.policy.effective import effective_policy, read_central_policy
 from modelguard.stack import SCENARIOS
 
 CHURN = SCENARIOS / "churn-monthly-spend"

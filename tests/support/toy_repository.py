@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.inputs import DataWindow, GateSpec, IncidentInputs, WorkspaceConfig
-from services.diagnoser.thresholds import central_thresholds
 from services.diagnoser.trials.parallelism import trial_runner
 
 PREDICT = '''"""python predict.py --train TRAIN --features ROWS --output PREDICTIONS"""
@@ -184,5 +184,5 @@ def toy_inputs(
         incident=write_window(root / "incident", "incident", train, scored),
         workspace=workspace,
         gate=GATE,
-        trials=trial_runner(workspace, GATE, central_thresholds()),
+        trials=trial_runner(workspace, GATE, central_diagnosis_policy()),
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from libs.central_policy import read_central_policy_document
+from libs.policy.central import read_central_policy_document
 
 SECTION = "mcl_intake"
 

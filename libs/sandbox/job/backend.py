@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.confinement import SYSTEM_FOLDERS
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.job import pod
@@ -48,7 +49,6 @@ from libs.sandbox.job.pod_status import (
 )
 from libs.sandbox.job.report import MECHANISM, job_report
 from libs.sandbox.job.settings import ImageJobSettings
-from libs.sandbox.limits import SandboxPolicy
 from libs.sandbox.process import CommandNotAllowed, resolve_program
 from libs.sandbox.protected_paths import protected_paths
 from libs.sandbox.remote.answer import accept_answer

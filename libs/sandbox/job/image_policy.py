@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from libs.central_policy import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
 
 SECTION = "workspace_images"
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from libs.policy.sandbox import MIB, SandboxLimits
 from libs.sandbox.job import pod
-from libs.sandbox.limits import MIB, SandboxLimits
 from libs.sandbox.remote.protocol import MAX_OUTPUTS_BYTES, UTF8_EXPANSION
 
 APP = "modelguard-workspace-job"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from libs.sandbox.limits import SandboxPolicy
+from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.protected_paths import inside
 from libs.sandbox.remote.parcel import Parcel, ParcelError, check_complete, check_member, read_parcel
 from libs.sandbox.remote.protocol import (

@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.integrity import TreeChanges, compare_trees, hash_tree
 from libs.sandbox.isolation import SandboxUnavailable
-from libs.sandbox.limits import SandboxPolicy
 from libs.sandbox.process import CommandNotAllowed, resolve_program
 from libs.sandbox.protected_paths import protected_paths
 from libs.sandbox.remote.answer import Accepted, accept_answer

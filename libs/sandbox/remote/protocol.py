@@ -22,8 +22,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from libs.policy.sandbox import MIB, SandboxLimits, SandboxPolicy
 from libs.sandbox.integrity import TreeChanges
-from libs.sandbox.limits import MIB, SandboxLimits, SandboxPolicy
 from libs.sandbox.process import CommandNotAllowed, LimitName
 from libs.sandbox.protected_paths import inside
 from libs.sandbox.report import SandboxReport

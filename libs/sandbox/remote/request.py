@@ -9,7 +9,7 @@ import dataclasses
 import hashlib
 from pathlib import Path
 
-from libs.sandbox.limits import SandboxPolicy
+from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.protected_paths import ProtectedPaths, inside
 from libs.sandbox.remote.parcel import write_parcel

@@ -9,10 +9,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from contracts.catalogue import CauseLocation, Hypothesis
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.catalogue.facts import Fact, Facts
 from services.diagnoser.catalogue.hypotheses import UNKNOWN
 from services.diagnoser.catalogue.scoring import ScoredHypothesis
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 RECOVERY_FACTS = {
     "schema": Fact.RECOVERED_BY_SCHEMA,
@@ -24,7 +24,7 @@ RECOVERY_FACTS = {
 }
 
 
-def _split_data_recovery(facts: Facts, thresholds: DiagnosisThresholds) -> str | None:
+def _split_data_recovery(facts: Facts, thresholds: DiagnosisPolicy) -> str | None:
     """Two faults in the data: the best intervention wins back less than ``dominant_share`` of the loss and
     another kind of fault wins back at least the rest of it (the label mix does not count when the inputs
     moved within each label group). Naming either would hide the other."""
@@ -60,7 +60,7 @@ class Decision(BaseModel):
     reason: str | None = None
 
 
-def cause_location(facts: Facts, thresholds: DiagnosisThresholds) -> CauseLocation:
+def cause_location(facts: Facts, thresholds: DiagnosisPolicy) -> CauseLocation:
     code = facts.get(Fact.DROP_FOLLOWS_CODE)
     data = facts.get(Fact.DROP_FOLLOWS_DATA)
     if code is None and data is None:
@@ -72,7 +72,7 @@ def cause_location(facts: Facts, thresholds: DiagnosisThresholds) -> CauseLocati
     return CauseLocation.MIXED
 
 
-def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisThresholds) -> Decision:
+def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisPolicy) -> Decision:
     location = cause_location(facts, thresholds)
     top = ranked[0]
     runner_up = ranked[1] if len(ranked) > 1 else None

@@ -21,9 +21,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.profiling.drift import ks_statistic, psi_categorical
 from services.diagnoser.profiling.numbers import formatted_numbers, plain_numbers
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 FaultKind = Literal["schema", "type", "category", "quality", "drift"]
 NULL_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "<na>", "#n/a", "-nan", "nat"})
@@ -70,7 +70,7 @@ def find_faults(
     approval: pd.DataFrame,
     incident: pd.DataFrame,
     label: str,
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     logged_renames: dict[str, str] | None = None,
 ) -> list[ColumnFault]:
     """``approval`` and ``incident`` are raw text frames (train and eval rows together); ``logged_renames``
@@ -127,7 +127,7 @@ def numeric_share(cells: pd.Series) -> float:
     return float(plain_numbers(cells[present]).notna().mean())
 
 
-def _is_formatted_text(cells: pd.Series, thresholds: DiagnosisThresholds) -> bool:
+def _is_formatted_text(cells: pd.Series, thresholds: DiagnosisPolicy) -> bool:
     present = ~is_null(cells)
     if not present.any():
         return False
@@ -136,7 +136,7 @@ def _is_formatted_text(cells: pd.Series, thresholds: DiagnosisThresholds) -> boo
     return plain < thresholds.numeric_parse_rate <= formatted
 
 
-def _is_categorical(cells: pd.Series, thresholds: DiagnosisThresholds) -> bool:
+def _is_categorical(cells: pd.Series, thresholds: DiagnosisPolicy) -> bool:
     present = cells[~is_null(cells)]
     return 0 < present.nunique() <= thresholds.max_categories
 
@@ -146,7 +146,7 @@ def _unseen(before: pd.Series, after: pd.Series) -> set[str]:
     return set(after[~is_null(after)].astype(str)) - known
 
 
-def _rise(before: float, after: float, sizes: tuple[int, int], thresholds: DiagnosisThresholds) -> float:
+def _rise(before: float, after: float, sizes: tuple[int, int], thresholds: DiagnosisPolicy) -> float:
     """The rise of a rate when it reaches ``rate_rise`` and passes the z-test, else 0."""
     rise = after - before
     n_before, n_after = sizes
@@ -158,7 +158,7 @@ def _rise(before: float, after: float, sizes: tuple[int, int], thresholds: Diagn
 
 
 def invalid_value_rises(
-    before: pd.Series, after: pd.Series, numeric: bool, thresholds: DiagnosisThresholds
+    before: pd.Series, after: pd.Series, numeric: bool, thresholds: DiagnosisPolicy
 ) -> dict[str, object]:
     sizes = (len(before), len(after))
     found: dict[str, object] = {}
@@ -180,7 +180,7 @@ def invalid_value_rises(
     return found
 
 
-def _new_point_masses(before: pd.Series, after: pd.Series, thresholds: DiagnosisThresholds) -> list[str]:
+def _new_point_masses(before: pd.Series, after: pd.Series, thresholds: DiagnosisPolicy) -> list[str]:
     """Values that became a point mass: at least ``rate_rise`` of the rows (significantly more than before) where
     the approval window had fewer than ``rate_rise`` of them, and standing out from the column's other values
     (at least ``POINT_MASS_RATIO`` times the median share of a value). A new segment's values spread over many
@@ -199,7 +199,7 @@ def _new_point_masses(before: pd.Series, after: pd.Series, thresholds: Diagnosis
     return sorted(found)[:5]
 
 
-def _drift(before: pd.Series, after: pd.Series, thresholds: DiagnosisThresholds) -> dict[str, object]:
+def _drift(before: pd.Series, after: pd.Series, thresholds: DiagnosisPolicy) -> dict[str, object]:
     b, a = plain_numbers(before).dropna(), plain_numbers(after).dropna()
     if b.nunique() < MIN_DISTINCT_FOR_DRIFT or a.empty:
         return {}
@@ -216,7 +216,7 @@ def _renames(
     incident: pd.DataFrame,
     gone: list[str],
     new: list[str],
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     logged: dict[str, str],
 ) -> list[ColumnFault]:
     faults = []
@@ -245,7 +245,7 @@ def _renames(
     return faults
 
 
-def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisThresholds) -> float | None:
+def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisPolicy) -> float | None:
     """How unlike two columns' values are: KS of the numbers, PSI of the categories, KS of the text lengths for
     free text (many distinct values); None when their kinds differ."""
     if numeric_share(old) >= thresholds.numeric_parse_rate:
@@ -261,7 +261,7 @@ def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisThresholds) -
     return ks_statistic(*lengths)[0]
 
 
-def approval_fill(cells: pd.Series, thresholds: DiagnosisThresholds) -> str:
+def approval_fill(cells: pd.Series, thresholds: DiagnosisPolicy) -> str:
     """The value an invalid cell is replaced with: the approval window's median (numbers) or mode (text)."""
     valid = cells[~is_null(cells)]
     numbers = plain_numbers(valid)

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.experiments.column_faults import ColumnFault, approval_fill, invalid_mask
 from services.diagnoser.profiling.numbers import formatted_numbers, plain_numbers
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 
 def repaired_frame(
@@ -18,7 +18,7 @@ def repaired_frame(
     faults: Sequence[ColumnFault],
     approval: pd.DataFrame,
     incident: pd.DataFrame,
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     declared: Mapping[str, object] | None = None,
 ) -> pd.DataFrame:
     """``frame`` (one incident file) with ``faults`` undone; ``approval`` and ``incident`` are each window's

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from libs.referee.metrics import METRICS, MetricUndefined, Task
 from libs.workspace.scored_rows import ScoredRows
 from services.diagnoser.experiments.column_faults import MIN_DISTINCT_FOR_DRIFT, ColumnFault, find_faults
@@ -30,7 +31,6 @@ from services.diagnoser.experiments.loss import loss, share
 from services.diagnoser.inputs import CounterfactualMetrics, DataWindow, GateSpec
 from services.diagnoser.profiling.drift import ks_statistic
 from services.diagnoser.profiling.numbers import plain_numbers
-from services.diagnoser.thresholds import DiagnosisThresholds
 from services.diagnoser.trials.runner import TrialRunner
 from services.diagnoser.trials.trial import Trial
 
@@ -117,7 +117,7 @@ def localise_data_fault(
     metrics: CounterfactualMetrics,
     gate: GateSpec,
     label: str,
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     scratch: Path,
     logged_renames: dict[str, str] | None = None,
     declared: Mapping[str, object] | None = None,
@@ -163,7 +163,7 @@ class _Lab:
         frames: _Frames,
         gate: GateSpec,
         label: str,
-        thresholds: DiagnosisThresholds,
+        thresholds: DiagnosisPolicy,
         folder: Path,
         scored: ScoredRows | None,
         metrics: CounterfactualMetrics,
@@ -327,7 +327,7 @@ def _residual_drift(
     return worst
 
 
-def _task(gate: GateSpec, frames: _Frames, label: str, thresholds: DiagnosisThresholds) -> Task:
+def _task(gate: GateSpec, frames: _Frames, label: str, thresholds: DiagnosisPolicy) -> Task:
     """The referee's task for its metrics; for a self-reported metric, read off the label column."""
     if gate.metric in METRICS:
         return METRICS[gate.metric].task

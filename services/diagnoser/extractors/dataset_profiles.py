@@ -7,12 +7,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from contracts.context_snapshot import ContextSnapshot
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.extractors.change_timing import preceded
 from services.diagnoser.extractors.lineage_relevance import relevance
 from services.diagnoser.inputs import MetadataChangeRecord
 from services.diagnoser.schema_fields import simple_path
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = "datasetProfile previous vs current: fieldProfiles[].nullProportion (or nullCount / rowCount) per field"
 
@@ -22,7 +22,7 @@ def dataset_profiles_evidence(
     dataset_urn: str | None,
     context: ContextSnapshot | None,
     regression_ms: int | None,
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
 ) -> Evidence:
     rises: dict[str, dict[str, Any]] = {}
     weight = 0.0

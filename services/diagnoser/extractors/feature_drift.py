@@ -3,16 +3,16 @@ features on the incident window's eval rows. Same code, so any shift is the data
 
 from __future__ import annotations
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.feature_runs import FeatureMatrix
 from services.diagnoser.profiling.drift import ks_statistic, psi_numeric
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = "base features command on approval and incident eval.csv; PSI on the approval deciles and KS per feature"
 
 
 def feature_drift_evidence(
-    on_approval: FeatureMatrix, on_incident: FeatureMatrix, thresholds: DiagnosisThresholds
+    on_approval: FeatureMatrix, on_incident: FeatureMatrix, thresholds: DiagnosisPolicy
 ) -> Evidence:
     if on_approval.frame is None or on_incident.frame is None:
         reason = on_approval.error or on_incident.error or "unavailable"

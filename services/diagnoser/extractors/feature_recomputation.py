@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.feature_runs import FeatureMatrix, invalid_counts
 from services.diagnoser.profiling.drift import ks_statistic
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = (
     "features command of both revisions run on the incident window's eval.csv; cells compared row by row "
@@ -20,7 +20,7 @@ METHOD = (
 
 
 def feature_recomputation_evidence(
-    base: FeatureMatrix, candidate: FeatureMatrix, thresholds: DiagnosisThresholds
+    base: FeatureMatrix, candidate: FeatureMatrix, thresholds: DiagnosisPolicy
 ) -> Evidence:
     if base.frame is None or candidate.frame is None:
         reason = base.error or candidate.error or "unavailable"
@@ -78,7 +78,7 @@ def feature_recomputation_evidence(
 
 
 def _compare(
-    before: pd.Series, after: pd.Series, same_rows: bool, thresholds: DiagnosisThresholds
+    before: pd.Series, after: pd.Series, same_rows: bool, thresholds: DiagnosisPolicy
 ) -> dict[str, float | int]:
     statistic, _ = ks_statistic(before, after)
     finite = before.dropna()
@@ -88,7 +88,7 @@ def _compare(
     return {"changed_rows": changed, "ks": round(statistic, 6), "out_of_base_range": out_of_range}
 
 
-def _differs(before: pd.Series, after: pd.Series, thresholds: DiagnosisThresholds) -> pd.Series:
+def _differs(before: pd.Series, after: pd.Series, thresholds: DiagnosisPolicy) -> pd.Series:
     a, b = before.to_numpy(dtype=float), after.to_numpy(dtype=float)
     both_invalid = np.isnan(a) & np.isnan(b)
     close = np.isclose(a, b, rtol=thresholds.feature_tolerance, atol=thresholds.feature_tolerance)
@@ -96,7 +96,7 @@ def _differs(before: pd.Series, after: pd.Series, thresholds: DiagnosisThreshold
 
 
 def _changed_row_share(
-    before: pd.DataFrame, after: pd.DataFrame, shared: list[str], same_rows: bool, thresholds: DiagnosisThresholds
+    before: pd.DataFrame, after: pd.DataFrame, shared: list[str], same_rows: bool, thresholds: DiagnosisPolicy
 ) -> float:
     if not same_rows or not len(after):
         return 1.0 if len(after) != len(before) else 0.0

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.profiling.drift import ks_statistic
 from services.diagnoser.profiling.numbers import plain_numbers
 from services.diagnoser.profiling.windows import ProfiledPair
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = (
     "label column per split: class labels compared by total variation distance of class shares, numeric labels "
@@ -18,7 +18,7 @@ METHOD = (
 )
 
 
-def label_shift_evidence(pairs: tuple[ProfiledPair, ...], label: str, thresholds: DiagnosisThresholds) -> Evidence:
+def label_shift_evidence(pairs: tuple[ProfiledPair, ...], label: str, thresholds: DiagnosisPolicy) -> Evidence:
     per_split: dict[str, dict[str, Any]] = {}
     for pair in pairs:
         if label not in pair.reference.columns or label not in pair.current.columns:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.profiling.windows import ProfiledPair
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = (
     "categories of low-cardinality text columns in the approval window (train and eval together) against the "
@@ -17,7 +17,7 @@ METHOD = (
 
 
 def source_categories_evidence(
-    pairs: tuple[ProfiledPair, ...], columns: list[str], thresholds: DiagnosisThresholds
+    pairs: tuple[ProfiledPair, ...], columns: list[str], thresholds: DiagnosisPolicy
 ) -> Evidence:
     known = _known_categories(pairs, columns)
     found: dict[str, dict[str, object]] = {}

@@ -3,18 +3,16 @@ per value) and, for numbers, the KS statistic between the approval and the incid
 
 from __future__ import annotations
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.profiling.drift import ks_statistic, psi_categorical, psi_numeric
 from services.diagnoser.profiling.numbers import formatted_numbers
 from services.diagnoser.profiling.windows import ProfiledPair
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = "PSI (approval deciles / categories, missing values a bin) and two-sample KS per read column and split"
 
 
-def source_drift_evidence(
-    pairs: tuple[ProfiledPair, ...], columns: list[str], thresholds: DiagnosisThresholds
-) -> Evidence:
+def source_drift_evidence(pairs: tuple[ProfiledPair, ...], columns: list[str], thresholds: DiagnosisPolicy) -> Evidence:
     per_column: dict[str, dict[str, float | str]] = {}
     for pair in pairs:
         for name in columns:

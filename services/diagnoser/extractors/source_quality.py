@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.experiments.column_faults import invalid_value_rises, numeric_share
 from services.diagnoser.profiling.windows import ProfiledPair
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = (
     "per read column, train and eval rows of each window together: rates of empty cells, new point masses "
@@ -21,7 +21,7 @@ METHOD = (
 
 
 def source_quality_evidence(
-    pairs: tuple[ProfiledPair, ...], columns: list[str], thresholds: DiagnosisThresholds
+    pairs: tuple[ProfiledPair, ...], columns: list[str], thresholds: DiagnosisPolicy
 ) -> Evidence:
     approval = pd.concat([pair.reference for pair in pairs], ignore_index=True)
     incident = pd.concat([pair.current for pair in pairs], ignore_index=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.profiling.drift import ks_statistic, psi_categorical
 from services.diagnoser.profiling.numbers import formatted_numbers
 from services.diagnoser.profiling.windows import ProfiledPair
-from services.diagnoser.thresholds import DiagnosisThresholds
 
 METHOD = (
     "CSV headers of the approval and incident windows compared split by split; a new column is a rename candidate "
@@ -19,7 +19,7 @@ METHOD = (
 
 
 def source_schema_evidence(
-    pairs: tuple[ProfiledPair, ...], read_columns: list[str], thresholds: DiagnosisThresholds
+    pairs: tuple[ProfiledPair, ...], read_columns: list[str], thresholds: DiagnosisPolicy
 ) -> Evidence:
     gone: dict[str, list[str]] = {}
     new: dict[str, list[str]] = {}
@@ -56,7 +56,7 @@ def source_schema_evidence(
     )
 
 
-def _best_match(pair: ProfiledPair, old: str, thresholds: DiagnosisThresholds) -> dict[str, Any] | None:
+def _best_match(pair: ProfiledPair, old: str, thresholds: DiagnosisPolicy) -> dict[str, Any] | None:
     before = pair.reference_profiles[old]
     best: dict[str, Any] | None = None
     for new in pair.new_columns:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.diagnosis import DiagnosisPolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.evaluation_cache import EvaluationCache
-from services.diagnoser.thresholds import DiagnosisThresholds
 from services.diagnoser.trials.runner import TrialRunner
 
 
@@ -22,7 +22,7 @@ def usable_cpus() -> int:
 def trial_runner(
     workspace: WorkspacePolicy,
     gate: GatePolicy,
-    thresholds: DiagnosisThresholds,
+    thresholds: DiagnosisPolicy,
     scrub: tuple[Path, ...] = (),
     cache: EvaluationCache | None = None,
 ) -> TrialRunner:

@@ -13,7 +13,7 @@ from contextvars import copy_context
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from libs.policy import GatePolicy, WorkspacePolicy
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.model_evaluation import MetricSource, evaluate_model

@@ -26,10 +26,11 @@ import ast
 from dataclasses import dataclass
 
 from contracts.catalogue import RepairStrategy, answers
+from libs.policy.repair import DivisionPolicy
 from libs.python_source.definitions import find_function
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import SourceText
-from services.repairer.repair_context import DivisionPolicy, RepairContext
+from services.repairer.repair_context import RepairContext
 from services.repairer.strategies.body_start import body_start, indent_unit, statement_indent
 from services.repairer.strategies.division_fallback import choose_fallback
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit

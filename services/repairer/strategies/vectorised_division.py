@@ -22,11 +22,11 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from libs.policy.repair import DivisionPolicy
 from libs.python_source.division_guards import divisions, is_zero_guarded, parent_map
 from libs.python_source.imports import module_alias
 from libs.python_source.literals import literal_like
 from libs.python_source.source_text import OverlappingEdits, Replacement, SourceText, apply_replacements
-from services.repairer.repair_context import DivisionPolicy
 from services.repairer.strategies.expression_text import normalised
 from services.repairer.strategies.module_index import ModuleIndex
 from services.repairer.strategies.operand_kinds import OperandKind, OperandKinds

@@ -19,9 +19,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.job import pod
 from libs.sandbox.job.report import MECHANISM
-from libs.sandbox.limits import SandboxLimits
 from libs.sandbox.process import ProcessOutcome
 from libs.sandbox.remote.parcel import write_parcel
 from libs.sandbox.remote.protocol import (

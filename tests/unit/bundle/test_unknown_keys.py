@@ -10,7 +10,8 @@ import yaml
 
 from libs.bundle.load import BundleError, load_bundle
 from libs.patch_guard.workspace_config import WorkspaceConfigError, workspace_config_from_document
-from libs.policy import PolicyError, parse_policy
+from libs.policy.errors import PolicyError
+from libs.policy.model_policy import parse_policy
 from tests.support.tiny_bundle import make_tiny_bundle
 
 
@@ -43,7 +44,7 @@ def test_an_unknown_key_in_a_model_policy_is_named() -> None:
         "workspace": {"evaluate": ["python", "e.py"], "label": "y", "feature_modules": ["f.py"]},
         "repair_paths": ["**"],
     }
-    with pytest.raises(PolicyError, match="repair_paths: Extra inputs are not permitted"):
+    with pytest.raises(PolicyError, match=r"^policies/m\.yaml: repair_paths: unknown key$"):
         parse_policy(yaml.safe_dump(policy).encode(), "policies/m.yaml")
 
 

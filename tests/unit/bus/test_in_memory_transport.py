@@ -27,8 +27,8 @@ from libs.bus.in_memory_kafka import InMemoryKafka
 from libs.bus.in_memory_services import services_in_memory
 from libs.bus.producer import send_signed
 from libs.bus.runtime import ServiceDefinition
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.events.codec import SignedEvent, open_envelope
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 from libs.settings import Settings, load_settings
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys as SampleKeys

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.context_snapshot import ContextSnapshot
@@ -17,7 +18,6 @@ from contracts.events.evaluation import ClaimedMetrics, EvaluationReported, Regr
 from contracts.events.publication import Published
 from contracts.events.repair import RepairProposed, RepairWithheld
 from libs.attestation import verify_attestation
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import Bundle, load_bundle
 from libs.bus.handler_errors import RejectedInput
 from libs.bus.runtime import handle_and_seal
@@ -28,7 +28,7 @@ from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.events.identity import incident_id_for
 from libs.ledger import LedgerStore
-from libs.policy import parse_policy
+from libs.policy.model_policy import parse_policy
 from libs.workspace.data_windows import FILE_NAMES, MEDIA_TYPE, WINDOW_NAMES, pack_data_windows
 from libs.workspace.repository import build_repository
 from libs.workspace.snapshot import snapshot_commit

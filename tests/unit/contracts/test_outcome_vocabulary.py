@@ -20,8 +20,8 @@ from contracts.outcomes import (
     publication_state,
 )
 from contracts.registry import contract_for
-from libs.ci_policy import CiOutcomes
 from libs.events.codec import SignedEvent, event_bytes, open_envelope
+from libs.policy.ci import CiOutcomes
 from libs.signing.dsse import decode_payload
 from libs.signing.keys import KeyRegistry
 from modelguard.exit_codes import OUTCOME_EXIT_CODES

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from libs.ci_policy import CiResult
 from libs.events.codec import SignedEvent
+from libs.policy.ci import CiResult
 from libs.workspace.data_windows import MEDIA_TYPE, pack_data_windows
 from modelguard.stack import REPO_ROOT
 from services.detector.ingest_verdict import Verdict, verdict_of

@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import yaml
 
-from libs.bundle.effective_policy import read_central_policy
-from libs.model_policies.onboarding import OnboardingPolicy
-from libs.model_policies.pins import PolicyPins
+from libs.policy.effective import read_central_policy
+from libs.policy.model_policies.onboarding import OnboardingPolicy
+from libs.policy.model_policies.pins import PolicyPins
 from libs.state.sqlite_state import SqliteState
 from services.detector.policy_catalog import PolicyCatalog, PolicyFolder
 from tests.support.github_action import ActionRun, run_action

@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from contracts.registry import DEAD_LETTER_TOPIC, all_topics
-from libs.bundle.effective_policy import effective_policy, read_central_policy
 from libs.bundle.load import load_bundle
 from libs.bus.topic_config import (
     DEAD_LETTER_RETENTION_BYTES,
@@ -27,7 +26,8 @@ from libs.bus.topic_config import (
     EVENT_RETENTION_HOURS,
     HOUR_MS,
 )
-from libs.policy import parse_policy
+from libs.policy.effective import effective_policy, read_central_policy
+from libs.policy.model_policy import parse_policy
 from modelguard.stack import REPO_ROOT, SERVICES
 from tests.support.helm import CHART, EXAMPLES, NAMESPACE, by_kind, example, pods, render, render_error, run_helm
 from tests.support.kubernetes_schemas import agrees_with_kubernetes_validate

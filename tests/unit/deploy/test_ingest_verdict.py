@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from libs.ci_policy import CiOutcomes, CiPolicy
+from libs.policy.ci import CiOutcomes, CiPolicy
 from services.detector.dead_letter_log import RefusedInput
 from services.detector.ingest_verdict import governing_policy, verdict_of
 from tests.support.sample_events import (

@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from contracts.outcomes import RUN_OUTCOMES as OUTCOMES
-from libs.bundle.effective_policy import effective_policy, effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
-from libs.ci_policy import CiOutcomes, CiPolicy
-from libs.policy import PolicyError, parse_policy
+from libs.policy.ci import CiOutcomes, CiPolicy
+from libs.policy.effective import effective_policy, effective_policy_bytes, read_central_policy
+from libs.policy.errors import PolicyError
+from libs.policy.model_policy import parse_policy
 from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
 from modelguard.stack import REPO_ROOT, SCENARIOS
 
@@ -47,9 +48,9 @@ def test_a_central_policy_may_pass_a_validated_repair(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("section", "said"),
     [
-        ({"outcomes": {"repair_validatd": "pass"}}, "ci.outcomes.repair_validatd: Extra inputs are not permitted"),
+        ({"outcomes": {"repair_validatd": "pass"}}, "ci.outcomes.repair_validatd: unknown key"),
         ({"outcomes": {"abstained": "green"}}, "ci.outcomes.abstained: Input should be 'pass' or 'fail'"),
-        ({"fail_on": ["abstained"]}, "ci.fail_on: Extra inputs are not permitted"),
+        ({"fail_on": ["abstained"]}, "ci.fail_on: unknown key"),
     ],
 )
 def test_an_unknown_outcome_or_result_is_refused_in_one_line(section: dict, said: str) -> None:

@@ -10,9 +10,9 @@ import pytest
 from contracts.common import PolicyRef
 from contracts.events.evaluation import ClaimedMetrics, EnvironmentFailed, EvaluationPassed, RegressionDetected
 from libs.artifacts.store import LocalArtifactStore
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
-from libs.policy import parse_policy
+from libs.policy.effective import effective_policy_bytes, read_central_policy
+from libs.policy.model_policy import parse_policy
 from modelguard.reporter import evaluate_bundle
 from services.detector.handler import RefereeFailed, detect
 from services.detector.policy_catalog import LoadedPolicy

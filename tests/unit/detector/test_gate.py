@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.policy import GatePolicy
+from libs.policy.model_policy import GatePolicy
 from services.detector.gate import MetricMissing, apply_gate
 
 HIGHER = GatePolicy(metric="f1", direction="higher_is_better", tolerance=0.02)

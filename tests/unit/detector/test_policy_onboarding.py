@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from libs.bundle.effective_policy import read_central_policy
-from libs.model_policies.onboarding import OnboardingPolicy
-from libs.model_policies.pins import PinConflict, PolicyPins
-from libs.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
-from libs.policy import parse_policy
+from libs.policy.effective import read_central_policy
+from libs.policy.model_policies.onboarding import OnboardingPolicy
+from libs.policy.model_policies.pins import PinConflict, PolicyPins
+from libs.policy.model_policies.submission import NotPermitted, SubmissionRefused, checked_submission
+from libs.policy.model_policy import parse_policy
 from libs.state.sqlite_state import SqliteState
 from services.detector.policy_catalog import PolicyCatalog, PolicyFolder
 

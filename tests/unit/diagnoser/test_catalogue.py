@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.catalogue.decision import decide
 from services.diagnoser.catalogue.facts import Fact, Facts, FactValue
 from services.diagnoser.catalogue.hypotheses import CATALOGUE, UNKNOWN
 from services.diagnoser.catalogue.scoring import rank_hypotheses
-from services.diagnoser.thresholds import central_thresholds
 
-THRESHOLDS = central_thresholds()
+THRESHOLDS = central_diagnosis_policy()
 CODE = {Fact.DROP_FOLLOWS_CODE: 1.0, Fact.DROP_FOLLOWS_DATA: 0.0}
 DATA = {Fact.DROP_FOLLOWS_CODE: 0.0, Fact.DROP_FOLLOWS_DATA: 1.0}
 CLEAN_DATA = {

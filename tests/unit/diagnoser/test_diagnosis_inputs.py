@@ -7,17 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from contracts.common import PolicyRef
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
+from libs.policy.diagnosis import DiagnosisPolicy, central_diagnosis_policy
 from modelguard.audit_rerun import payload_digest
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.inputs import IncidentInputs
 from services.diagnoser.markdown_report import render_markdown
 from services.diagnoser.report import diagnosis_event
-from services.diagnoser.thresholds import central_thresholds
 from tests.support import toy_repository as toy
 from tests.support.sample_events import artifact, gate, workspace
 
@@ -30,7 +31,7 @@ def inputs(tmp_path: Path, calc: str = toy.GUARDED, incident=None, train: str = 
 
 
 def test_a_feature_transformation_with_its_location_hints_and_report(tmp_path: Path) -> None:
-    outcome = diagnose_inputs(inputs(tmp_path, toy.UNGUARDED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, toy.UNGUARDED), central_diagnosis_policy())
     assert (outcome.decision, outcome.chosen_hypothesis, outcome.cause_location) == (
         "diagnosed",
         "feature_transformation",
@@ -48,28 +49,28 @@ def test_a_feature_transformation_with_its_location_hints_and_report(tmp_path: P
 
 def test_a_training_parameter_change(tmp_path: Path) -> None:
     case = inputs(tmp_path, train="C = 0.00001\n")
-    outcome = diagnose_inputs(case, central_thresholds())
+    outcome = diagnose_inputs(case, central_diagnosis_policy())
     assert outcome.chosen_hypothesis == "training_config_change"
     assert outcome.repair_hints.changed_functions[0].file == "toy/train.py"
 
 
 def test_a_renamed_column_upstream(tmp_path: Path) -> None:
-    outcome = diagnose_inputs(inputs(tmp_path, incident=RENAMED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, incident=RENAMED), central_diagnosis_policy())
     assert (outcome.chosen_hypothesis, outcome.cause_location) == ("upstream_schema_change", "data")
     assert [(r.old, r.new) for r in outcome.repair_hints.renamed_columns] == [("visits", "visit_count")]
 
 
 def test_a_mixed_cause_abstains(tmp_path: Path) -> None:
     """A milder training parameter and a renamed column, each about half of the drop."""
-    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.03\n", incident=RENAMED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.03\n", incident=RENAMED), central_diagnosis_policy())
     assert outcome.decision == "abstained" and outcome.abstention_code == "mixed_cause"
 
 
 def test_every_threshold_is_required() -> None:
-    policy = central_thresholds().model_dump()
+    policy = central_diagnosis_policy().model_dump()
     del policy["psi_drift"]
-    with pytest.raises(ValueError, match="psi_drift"):
-        diagnose_inputs(None, policy)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="psi_drift"):
+        DiagnosisPolicy.model_validate(policy)
 
 
 def collected(context: ContextSnapshot | None = None) -> ContextCollected:
@@ -85,7 +86,7 @@ def collected(context: ContextSnapshot | None = None) -> ContextCollected:
 
 
 def test_the_event_carries_hints_counterfactual_location_and_markdown(tmp_path: Path) -> None:
-    outcome = diagnose_inputs(inputs(tmp_path, toy.UNGUARDED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, toy.UNGUARDED), central_diagnosis_policy())
     event = diagnosis_event(collected(), outcome)
     assert isinstance(event, DiagnosisCompleted) and event.hypothesis == "feature_transformation"
     report = event.report
@@ -99,7 +100,7 @@ def test_the_event_carries_hints_counterfactual_location_and_markdown(tmp_path: 
 
 
 def test_an_abstention_event_carries_the_markdown_too(tmp_path: Path) -> None:
-    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.03\n", incident=RENAMED), central_thresholds())
+    outcome = diagnose_inputs(inputs(tmp_path, train="C = 0.03\n", incident=RENAMED), central_diagnosis_policy())
     event = diagnosis_event(collected(), outcome)
     assert isinstance(event, DiagnosisAbstained)
     assert event.report.markdown.startswith("# Diagnosis: abstained") and "mixed_cause" in event.report.markdown
@@ -110,7 +111,7 @@ def test_the_same_incident_in_other_folders_gives_the_same_report_and_event(tmp_
     events = []
     for folder in ("first", "second-with-a-longer-name"):
         case = inputs(tmp_path / folder, toy.UNGUARDED)
-        event = diagnosis_event(collected(), diagnose_inputs(case, central_thresholds()))
+        event = diagnosis_event(collected(), diagnose_inputs(case, central_diagnosis_policy()))
         assert folder not in event.report.markdown and str(tmp_path) not in event.model_dump_json()
         events.append(event)
     assert events[0].report.markdown == events[1].report.markdown

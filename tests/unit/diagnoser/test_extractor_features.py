@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.extractors.feature_drift import feature_drift_evidence
 from services.diagnoser.extractors.feature_recomputation import feature_recomputation_evidence
 from services.diagnoser.feature_runs import FeatureMatrix, run_features
 from services.diagnoser.inputs import WorkspaceConfig
-from services.diagnoser.thresholds import central_thresholds
 
-THRESHOLDS = central_thresholds()
+THRESHOLDS = central_diagnosis_policy()
 FEATURES = """import argparse, csv
 parser = argparse.ArgumentParser()
 parser.add_argument("--data")

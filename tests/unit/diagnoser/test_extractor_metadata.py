@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.context_snapshot import ContextSnapshot, LineagePath
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.extractors.assertions import assertion_status, assertions_evidence
 from services.diagnoser.extractors.change_timing import change_timing_evidence, regression_time_ms
 from services.diagnoser.extractors.dataset_profiles import dataset_profiles_evidence
@@ -12,7 +13,6 @@ from services.diagnoser.extractors.lineage_relevance import asset_distance, line
 from services.diagnoser.extractors.schema_history import schema_history_evidence
 from services.diagnoser.inputs import MetadataChangeRecord
 from services.diagnoser.schema_fields import field_name
-from services.diagnoser.thresholds import central_thresholds
 
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:hive,raw.events,PROD)"
 UPSTREAM = "urn:li:dataset:(urn:li:dataPlatform:kafka,events,PROD)"
@@ -122,7 +122,7 @@ def test_dataset_profile_null_proportion_rise() -> None:
         {"rowCount": 100, "fieldProfiles": [{"fieldPath": "age", "nullCount": 1}]},
         {"rowCount": 100, "fieldProfiles": [{"fieldPath": "age", "nullProportion": 0.31}]},
     )
-    item = dataset_profiles_evidence([profile], DATASET, None, None, central_thresholds())
+    item = dataset_profiles_evidence([profile], DATASET, None, None, central_diagnosis_policy())
     assert item.values["null_rises"]["age"]["rise"] == 0.3 and item.strength == 1.0
 
 

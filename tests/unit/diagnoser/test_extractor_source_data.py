@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from libs.policy.diagnosis import DiagnosisPolicy, central_diagnosis_policy
 from services.diagnoser.extractors.label_shift import label_shift_evidence
 from services.diagnoser.extractors.source_categories import source_categories_evidence
 from services.diagnoser.extractors.source_drift import source_drift_evidence
@@ -16,14 +17,13 @@ from services.diagnoser.extractors.source_schema import source_schema_evidence
 from services.diagnoser.extractors.source_types import source_types_evidence
 from services.diagnoser.inputs import DataWindow
 from services.diagnoser.profiling.windows import ProfiledPair, profile_windows
-from services.diagnoser.thresholds import DiagnosisThresholds, central_thresholds
 
 ROWS = 600
 
 
 @pytest.fixture
-def thresholds() -> DiagnosisThresholds:
-    return central_thresholds()
+def thresholds() -> DiagnosisPolicy:
+    return central_diagnosis_policy()
 
 
 def frame(seed: int, rows: int = ROWS) -> pd.DataFrame:
@@ -50,7 +50,7 @@ def windows(tmp_path: Path, approval: pd.DataFrame, incident: pd.DataFrame) -> t
     return found[0], found[1]
 
 
-def pairs(tmp_path: Path, incident: pd.DataFrame, thresholds: DiagnosisThresholds) -> tuple[ProfiledPair, ...]:
+def pairs(tmp_path: Path, incident: pd.DataFrame, thresholds: DiagnosisPolicy) -> tuple[ProfiledPair, ...]:
     approval, current = windows(tmp_path, frame(1), incident)
     return profile_windows(approval, current, thresholds.numeric_parse_rate, thresholds.max_categories)
 
@@ -58,7 +58,7 @@ def pairs(tmp_path: Path, incident: pd.DataFrame, thresholds: DiagnosisThreshold
 READ = ["spend", "tenure", "tier"]
 
 
-def test_unchanged_population_shows_no_fault(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_unchanged_population_shows_no_fault(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     found = pairs(tmp_path, frame(2), thresholds)
     assert source_schema_evidence(found, READ, thresholds).strength == 0.0
     assert source_types_evidence(found, READ).strength == 0.0
@@ -69,7 +69,7 @@ def test_unchanged_population_shows_no_fault(tmp_path: Path, thresholds: Diagnos
     assert label_shift_evidence(found, "target", thresholds).strength == 0.0
 
 
-def test_a_renamed_read_column_and_its_rename_candidate(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_a_renamed_read_column_and_its_rename_candidate(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     found = pairs(tmp_path, frame(2).rename(columns={"spend": "spend_usd"}), thresholds)
     item = source_schema_evidence(found, READ, thresholds)
     assert item.values["read_columns_gone"] == ["spend"] and item.strength == 1.0
@@ -77,13 +77,13 @@ def test_a_renamed_read_column_and_its_rename_candidate(tmp_path: Path, threshol
     assert item.values["rename_candidates"][0]["distance"] <= thresholds.rename_max_distance
 
 
-def test_a_gone_column_with_no_look_alike_has_no_rename(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_a_gone_column_with_no_look_alike_has_no_rename(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2).drop(columns=["spend"]).assign(other=np.arange(ROWS) * 1000.0)
     item = source_schema_evidence(pairs(tmp_path, incident, thresholds), READ, thresholds)
     assert item.values["read_columns_gone"] == ["spend"] and item.values["rename_candidates"] == []
 
 
-def test_numbers_arriving_as_formatted_text(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_numbers_arriving_as_formatted_text(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2)
     incident["spend"] = [f"${value:,.2f}" for value in incident["spend"]]
     item = source_types_evidence(pairs(tmp_path, incident, thresholds), READ)
@@ -91,7 +91,7 @@ def test_numbers_arriving_as_formatted_text(tmp_path: Path, thresholds: Diagnosi
     assert item.values["retyped"]["spend"]["unparsed_share"] == 1.0 and item.strength == 1.0
 
 
-def test_formatted_text_shows_one_example_per_format(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_formatted_text_shows_one_example_per_format(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2)
     incident["spend"] = [f"${value + 1000:,.2f}" for value in incident["spend"]]
     incident.loc[:9, "spend"] = "USD 845.00"
@@ -101,7 +101,7 @@ def test_formatted_text_shows_one_example_per_format(tmp_path: Path, thresholds:
     assert examples[0].startswith("$") and examples[1:] == ["USD 845.00", "1.234,50"]
 
 
-def test_unseen_categories_and_respellings(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_unseen_categories_and_respellings(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2)
     incident.loc[:59, "tier"] = "Gold "
     incident.loc[60:89, "tier"] = "platinum"
@@ -113,7 +113,7 @@ def test_unseen_categories_and_respellings(tmp_path: Path, thresholds: Diagnosis
 
 
 def test_invalid_values_rise_nulls_sentinels_and_impossible_negatives(
-    tmp_path: Path, thresholds: DiagnosisThresholds
+    tmp_path: Path, thresholds: DiagnosisPolicy
 ) -> None:
     incident = frame(2).astype({"spend": float, "tenure": float})
     incident.loc[:119, "spend"] = np.nan
@@ -127,22 +127,20 @@ def test_invalid_values_rise_nulls_sentinels_and_impossible_negatives(
     assert item.strength == 1.0
 
 
-def test_valid_values_beyond_the_old_range_are_no_quality_fault(
-    tmp_path: Path, thresholds: DiagnosisThresholds
-) -> None:
+def test_valid_values_beyond_the_old_range_are_no_quality_fault(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     """A new segment (tenure up to ten times what the approval window had) is drift, not invalid data."""
     incident = frame(2)
     incident.loc[:199, "tenure"] = incident.loc[:199, "tenure"] * 10
     assert source_quality_evidence(pairs(tmp_path, incident, thresholds), READ, thresholds).strength == 0.0
 
 
-def test_a_small_noisy_rise_is_not_a_fault(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_a_small_noisy_rise_is_not_a_fault(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2).astype({"spend": float})
     incident.loc[:3, "spend"] = np.nan  # under 1 %: neither large nor significant
     assert source_quality_evidence(pairs(tmp_path, incident, thresholds), READ, thresholds).strength == 0.0
 
 
-def test_covariate_drift_by_psi_and_ks_ignores_identifiers(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_covariate_drift_by_psi_and_ks_ignores_identifiers(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2)
     incident["spend"] = incident["spend"] * 2.5
     item = source_drift_evidence(pairs(tmp_path, incident, thresholds), [*READ, "row_id"], thresholds)
@@ -153,7 +151,7 @@ def test_covariate_drift_by_psi_and_ks_ignores_identifiers(tmp_path: Path, thres
     assert item.strength > 0.5
 
 
-def test_label_shift_by_total_variation(tmp_path: Path, thresholds: DiagnosisThresholds) -> None:
+def test_label_shift_by_total_variation(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
     incident = frame(2)
     incident["target"] = np.random.default_rng(3).binomial(1, 0.6, ROWS)
     item = label_shift_evidence(pairs(tmp_path, incident, thresholds), "target", thresholds)

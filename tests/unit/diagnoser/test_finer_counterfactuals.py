@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.diagnosis import diagnose_inputs
 from services.diagnoser.evidence import EvidenceKind
 from services.diagnoser.markdown_report import render_markdown
-from services.diagnoser.thresholds import central_thresholds
 from tests.support import toy_repository as toy
 
-THRESHOLDS = central_thresholds()
+THRESHOLDS = central_diagnosis_policy()
 
 
 def _evidence(outcome, kind: EvidenceKind) -> dict:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from libs.patch_guard.guard import GuardRequest, check_patch
-from libs.patch_guard.policy import EffectivePolicy, effective_policy, load_central_policy
+from libs.patch_guard.policy import EffectivePolicy, load_central_policy, narrowed_policy
 from libs.patch_guard.refused_names import RefusedCategory
 from libs.patch_guard.report import CHECK_NAMES, GuardReport
 from libs.workspace.commands import parse_evaluation_output
@@ -59,7 +59,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def policy() -> EffectivePolicy:
-    return effective_policy(load_central_policy(), CONFIG)
+    return narrowed_policy(load_central_policy(), CONFIG)
 
 
 def judge(name: str, workspace: Path, policy: EffectivePolicy) -> GuardReport:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.patch_guard.guard import GuardRequest, check_patch
-from libs.patch_guard.policy import effective_policy, load_central_policy
+from libs.patch_guard.policy import load_central_policy, narrowed_policy
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 from services.repairer.unified_diff import render_unified_diff
 
-OPEN = effective_policy(load_central_policy(DEFAULT_CENTRAL_POLICY), WorkspaceRepairConfig(path_scopes=(("**",),)))
+OPEN = narrowed_policy(load_central_policy(DEFAULT_CENTRAL_POLICY), WorkspaceRepairConfig(path_scopes=(("**",),)))
 
 
 @pytest.mark.parametrize(

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
+import pytest
+
 from libs.patch_guard.guard import GuardRequest, check_patch
-from libs.patch_guard.policy import effective_policy, load_central_policy
+from libs.patch_guard.policy import load_central_policy, narrowed_policy
 from libs.patch_guard.report import CHECK_NAMES, human_lines
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
+from libs.policy.central import CENTRAL_POLICY_VARIABLE, DEFAULT_CENTRAL_POLICY
+from libs.policy.repair import RepairNarrowing
 from services.repairer.patch_guard import ProposedPatch, guard_policy
 from services.repairer.patch_guard import check_patch as repairer_check_patch
 from services.repairer.unified_diff import render_unified_diff
+from tests.support.typed_policy import workspace_policy
 from tests.unit.patch_guard.model_workspace import CONFIG, FEATURES
 
 CENTRAL = load_central_policy(DEFAULT_CENTRAL_POLICY)
-POLICY = effective_policy(CENTRAL, CONFIG)
+POLICY = narrowed_policy(CENTRAL, CONFIG)
 GUARDED = FEATURES.replace(
     '    """Average spend per month of account life."""\n',
     '    """Average spend per month of account life."""\n    if months <= 0:\n        return 0.0\n',
@@ -88,16 +92,16 @@ def test_a_bundle_s_label_reaches_the_guard_through_the_repairer(tmp_path: Path)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "features.py").write_text(FEATURES, encoding="utf-8")
     leaked = FEATURES.replace("months: int) -> float:", 'months: int, unit: str = "churned") -> float:')
-    spec = {"repair_paths": ["pkg/*.py"], "label": "churned"}
+    spec = workspace_policy(repair_paths=["pkg/*.py"], label="churned")
     patch = ProposedPatch(strategy="guarded_division", unified_diff=diff(leaked))
-    assert repairer_check_patch(patch, CENTRAL.model_dump(mode="json"), {"repair_paths": ["pkg/*.py"]}).allowed
-    verdict = repairer_check_patch(patch, CENTRAL.model_dump(mode="json"), spec, workspace=tmp_path)
+    assert repairer_check_patch(patch, CENTRAL, workspace_policy(repair_paths=["pkg/*.py"])).allowed
+    verdict = repairer_check_patch(patch, CENTRAL, spec, workspace=tmp_path)
     assert [violation.rule for violation in verdict.violations] == ["always_refused"]
     assert "the label column 'churned'" in verdict.violations[0].detail
 
 
 def test_an_oversized_or_binary_payload_is_not_read() -> None:
-    small = effective_policy(CENTRAL.model_copy(update={"max_patch_bytes": 100}), WorkspaceRepairConfig())
+    small = narrowed_policy(CENTRAL.model_copy(update={"max_patch_bytes": 100}), WorkspaceRepairConfig())
     assert check_patch(GuardRequest(patch=diff(GUARDED), policy=small)).failed()[0].name == "patch_readable"
     report = check_patch(GuardRequest(patch=b"--- a/x.py\n+++ b/x.py\n\x00", policy=POLICY))
     assert [check.name for check in report.failed()] == ["patch_readable"]
@@ -106,8 +110,8 @@ def test_an_oversized_or_binary_payload_is_not_read() -> None:
 
 def test_the_repairer_reads_a_bundle_policy_whose_repair_section_is_the_central_one(tmp_path: Path) -> None:
     """In a bundle's effective policy the repair section is the central one; repair_paths narrow it."""
-    repair_section = CENTRAL.model_dump(mode="json")
-    spec = {"evaluate": ["python", "-m", "pkg.features"], "repair_paths": ["pkg/*.py"]}
+    repair_section = CENTRAL
+    spec = workspace_policy(evaluate=["python", "-m", "pkg.features"], repair_paths=["pkg/*.py"])
     policy = guard_policy(repair_section, spec)
     assert policy.unpermitted_scope("pkg/features.py") is None
     assert policy.protecting_pattern("pkg/features.py") == "pkg/features.py"  # the evaluate entry point
@@ -116,13 +120,13 @@ def test_the_repairer_reads_a_bundle_policy_whose_repair_section_is_the_central_
     ok = repairer_check_patch(
         ProposedPatch(strategy="guarded_division", unified_diff=diff(GUARDED), files=("pkg/features.py",)),
         repair_section,
-        {"evaluate": ["python", "evaluate.py"], "repair_paths": ["pkg/*.py"]},
+        workspace_policy(evaluate=["python", "evaluate.py"], repair_paths=["pkg/*.py"]),
     )
     assert ok.allowed and ok.changed_lines == 2
     refused = repairer_check_patch(
         ProposedPatch(strategy="rewrite_everything", unified_diff=diff(GUARDED)),
         repair_section,
-        {"repair_paths": ["other/*.py"]},
+        workspace_policy(repair_paths=["other/*.py"]),
     )
     assert {violation.rule for violation in refused.violations} == {"strategy_not_permitted", "path_not_allowed"}
 
@@ -132,7 +136,7 @@ def test_the_repairer_judges_whole_files_when_given_the_workspace(tmp_path: Path
     (tmp_path / "pkg" / "features.py").write_text(FEATURES, encoding="utf-8")
     patched = GUARDED.replace('    return o.path.join("cache", "features")\n', '    return o.popen("id").read()\n')
     patch = ProposedPatch(strategy="guarded_division", unified_diff=diff(patched))
-    verdict = repairer_check_patch(patch, {"allowed_paths": ["pkg/*.py"]}, {}, workspace=tmp_path)
+    verdict = repairer_check_patch(patch, RepairNarrowing(allowed_paths=("pkg/*.py",)), None, workspace=tmp_path)
     assert [(violation.rule, violation.detail.split(":")[0]) for violation in verdict.violations] == [
         ("not_in_allow_list", ".read"),
         ("not_in_allow_list", "os.popen"),
@@ -140,10 +144,15 @@ def test_the_repairer_judges_whole_files_when_given_the_workspace(tmp_path: Path
     ]
 
 
-def test_an_unreadable_policy_refuses(tmp_path: Path) -> None:
+def test_an_unreadable_central_policy_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A narrowing (or no repair section) reads the central policy's file: a broken one refuses every patch.
+    (A repair section of the wrong type never gets this far: the policy's parse refuses it, tests/unit/policy.)"""
+    broken = tmp_path / "central.yaml"
+    broken.write_text("repair:\n  permitted_paths: ['**']\n  file_types: not a list\n", encoding="utf-8")
+    monkeypatch.setenv(CENTRAL_POLICY_VARIABLE, str(broken))
     verdict = repairer_check_patch(
         ProposedPatch(strategy="guarded_division", unified_diff=diff(GUARDED)),
-        {"permitted_paths": ["**"], "file_types": "not a list"},
-        {},
+        RepairNarrowing(allowed_paths=("pkg/*.py",)),
+        None,
     )
     assert not verdict.allowed and verdict.violations[0].rule == "policy_unreadable"

@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
 from libs.patch_guard.policy import (
     CENTRAL_POLICY_ENV,
     GuardPolicyError,
     central_policy_path,
-    effective_policy,
     load_central_policy,
+    narrowed_policy,
 )
 from libs.patch_guard.workspace_config import (
     WorkspaceConfigError,
@@ -20,6 +19,7 @@ from libs.patch_guard.workspace_config import (
     entry_point_globs,
     workspace_config_from_document,
 )
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
 
 REPAIR = """repair:
   permitted_paths: ["src/**"]
@@ -111,7 +111,7 @@ def test_a_workspace_can_only_narrow(tmp_path: Path) -> None:
         max_changed_lines=5,
         strategies=("guarded_division", "rewrite_everything"),
     )
-    policy = effective_policy(central, wide)
+    policy = narrowed_policy(central, wide)
     assert policy.unpermitted_scope("src/a.py") is None
     assert policy.unpermitted_scope("other/a.py") == ("src/**",)
     assert policy.protecting_pattern("src/tests/test_a.py") == "**/tests/**"
@@ -120,7 +120,7 @@ def test_a_workspace_can_only_narrow(tmp_path: Path) -> None:
 
 
 def test_protected_paths_are_compared_without_case(tmp_path: Path) -> None:
-    policy = effective_policy(load_central_policy(write(tmp_path, REPAIR)), WorkspaceRepairConfig())
+    policy = narrowed_policy(load_central_policy(write(tmp_path, REPAIR)), WorkspaceRepairConfig())
     assert policy.protecting_pattern("src/TESTS/test_a.py") == "**/tests/**"
 
 
@@ -134,7 +134,7 @@ def test_a_bundle_workspace_section_narrows_and_protects_its_commands() -> None:
     }
     config = workspace_config_from_document({"workspace": {**document["workspace"], "label": "churned"}}, "bundle.yaml")
     assert config.labels == ("churned",)
-    assert effective_policy(load_central_policy(DEFAULT_CENTRAL_POLICY), config).labels == ("churned",)
+    assert narrowed_policy(load_central_policy(DEFAULT_CENTRAL_POLICY), config).labels == ("churned",)
     config = workspace_config_from_document(document, "bundle.yaml")
     assert config.labels == ()
     assert config.path_scopes == (("pkg/*.py",),)

@@ -10,15 +10,16 @@ so the allow-list compares against the real modules. ``tests/integration/test_ch
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from libs.bundle.effective_policy import read_central_policy
 from libs.bundle.load import load_bundle
+from libs.policy.effective import read_central_policy
+from libs.policy.repair import RepairNarrowing, RepairPolicy
 from services.repairer.patch_guard import ProposedPatch, check_patch, guard_policy
 from services.repairer.unified_diff import parse_unified_diff
+from tests.support.typed_policy import repair_section
 
 REPAIRS = Path(__file__).parent / "scenario_repairs"
 SCENARIOS = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios"
@@ -26,8 +27,8 @@ STRATEGIES: dict[str, str] = yaml.safe_load((REPAIRS / "repairs.yaml").read_text
 
 
 @pytest.fixture(scope="module")
-def central_repair() -> dict[str, Any]:
-    return read_central_policy()["repair"]
+def central_repair() -> RepairPolicy | RepairNarrowing:
+    return repair_section(read_central_policy()["repair"])
 
 
 def test_every_stored_repair_is_listed_and_every_listed_one_stored() -> None:
@@ -43,9 +44,11 @@ def test_every_stored_repair_is_listed_and_every_listed_one_stored() -> None:
 
 
 @pytest.mark.parametrize("bundle_name", sorted(STRATEGIES))
-def test_the_guard_accepts_the_strategys_repair(bundle_name: str, central_repair: dict[str, Any]) -> None:
+def test_the_guard_accepts_the_strategys_repair(
+    bundle_name: str, central_repair: RepairPolicy | RepairNarrowing
+) -> None:
     bundle = load_bundle(SCENARIOS / bundle_name)
-    spec = bundle.spec.workspace.model_dump(mode="json")
+    spec = bundle.spec.workspace
     diff = (REPAIRS / f"{bundle_name}.patch").read_text(encoding="utf-8")
     files = tuple(patch.path for patch in parse_unified_diff(diff))
     verdict = check_patch(

@@ -13,6 +13,7 @@ from services.repairer.events import withheld_after_abstention
 from services.repairer.handler import RepairWithholding, propose_repair
 from services.repairer.outcome_owners import abstention_candidates, owners_to_tell, urns_to_notify
 from tests.support.sample_owners import owned
+from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.publisher.publisher_inputs import _common
 from tests.unit.repairer.strategies.patched_trees import write_tree
 
@@ -104,8 +105,8 @@ def test_an_abstention_with_a_code_candidate_or_none_tells_the_models_owners() -
         assert [entry.asset for entry in withheld_after_abstention(abstained(hypotheses)).owners] == [MODEL]
 
 
-POLICY: dict[str, Any] = {"strategies": ["column_rename", "null_guard"], "allowed_paths": ["pkg/*.py"]}
-SPEC: dict[str, Any] = {"evaluate": ["python", "evaluate.py", "--data", "{data}"]}
+POLICY = repair_section({"strategies": ["column_rename", "null_guard"], "allowed_paths": ["pkg/*.py"]})
+SPEC = workspace_policy(evaluate=["python", "evaluate.py", "--data", "{data}"])
 
 
 def completed(hypothesis: str, hints: dict[str, Any], context_summary: ContextSummary) -> dict[str, Any]:

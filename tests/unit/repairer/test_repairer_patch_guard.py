@@ -5,18 +5,21 @@ from __future__ import annotations
 import pytest
 
 from services.repairer.patch_guard import ProposedPatch, check_patch, spec_protected_paths
+from tests.support.typed_policy import repair_section, workspace_policy
 
-POLICY = {
-    "strategies": ["guarded_division"],
-    "allowed_paths": ["churn_model/*.py", "tests/*.py", "evaluate.py", "setup.py", "churn_model/*.txt"],
-    "max_files": 1,
-    "max_changed_lines": 6,
-    "protected_paths": ["churn_model/secret.py"],
-}
-SPEC = {
-    "evaluate": ["python", "evaluate.py", "--data", "{data}"],
-    "tests": ["python", "-m", "pytest", "-q", "--junitxml", "{junit}", "tests"],
-}
+POLICY = repair_section(
+    {
+        "strategies": ["guarded_division"],
+        "allowed_paths": ["churn_model/*.py", "tests/*.py", "evaluate.py", "setup.py", "churn_model/*.txt"],
+        "max_files": 1,
+        "max_changed_lines": 6,
+        "protected_paths": ["churn_model/secret.py"],
+    }
+)
+SPEC = workspace_policy(
+    evaluate=["python", "evaluate.py", "--data", "{data}"],
+    tests=["python", "-m", "pytest", "-q", "--junitxml", "{junit}", "tests"],
+)
 
 
 def diff(path: str, added: list[str], removed: list[str] | None = None, old: str | None = None) -> str:
@@ -84,7 +87,7 @@ def test_protected_paths_are_refused_even_when_allowed(path: str) -> None:
 
 def test_workspace_spec_names_the_evaluation_entry_point_and_test_targets() -> None:
     assert spec_protected_paths(SPEC) == ["evaluate.py", "tests", "tests/**"]
-    module_spec = {"evaluate": ["python", "-m", "churn_model.evaluate"]}
+    module_spec = workspace_policy(evaluate=["python", "-m", "churn_model.evaluate"])
     assert spec_protected_paths(module_spec) == ["churn_model/evaluate.py", "churn_model/evaluate/**"]
 
 

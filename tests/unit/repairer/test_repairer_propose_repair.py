@@ -7,19 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from services.repairer.handler import RepairProposal, RepairWithholding, propose_repair
+from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.repairer.strategies.patched_trees import write_tree
 
 FEATURES = 'def monthly(total: float, months: int) -> float:\n    """Per month."""\n    return total / months\n'
 BASE = 'def monthly(total: float, months: int) -> float:\n    """Per month."""\n    return total / max(months, 1)\n'
 LOADER = 'import pandas as pd\n\n\ndef load(path):\n    return pd.read_csv(path)["tenure_months"]\n'
-POLICY: dict[str, Any] = {
-    "strategies": ["guarded_division", "revert_change", "column_rename", "null_guard", "unseen_category"],
-    "allowed_paths": ["pkg/*.py"],
-    "max_files": 1,
-    "max_changed_lines": 6,
-    "protected_paths": ["tests/**"],
-}
-SPEC: dict[str, Any] = {"evaluate": ["python", "evaluate.py", "--data", "{data}"]}
+POLICY = repair_section(
+    {
+        "strategies": ["guarded_division", "revert_change", "column_rename", "null_guard", "unseen_category"],
+        "allowed_paths": ["pkg/*.py"],
+        "max_files": 1,
+        "max_changed_lines": 6,
+        "protected_paths": ["tests/**"],
+    }
+)
+SPEC = workspace_policy(evaluate=["python", "evaluate.py", "--data", "{data}"])
 OWNERS = {"model_owners": ["urn:li:corpuser:ana"], "upstream_owners": ["urn:li:corpuser:data-eng"]}
 
 
@@ -107,7 +110,7 @@ def test_the_values_the_diagnosis_saw_decide_whether_one_expression_reads_them(t
     payload = completed("type_conversion", {"text_numeric_columns": ["quoted_amount"]})
     retyped = {"quoted_amount": {"examples": ["$1,019.54", "USD 845.00"], "now": "numeric_text"}}
     payload["report"]["evidence"] = [{"kind": "data.source_types", "values": {"retyped": retyped}}]
-    policy = {**POLICY, "strategies": ["numeric_coercion"], "max_changed_lines": 40}
+    policy = POLICY.model_copy(update={"strategies": ("numeric_coercion",), "max_changed_lines": 40})
     result = propose_repair(payload, workspace(tmp_path, {"pkg/features.py": parser}), policy, SPEC)
     assert isinstance(result, RepairProposal) and (result.added_lines, result.removed_lines) == (1, 1)
     assert result.inserted_lines[0].startswith('        return float(str(value).replace(",", "").strip(')
@@ -130,7 +133,9 @@ def test_nulls_without_a_declared_fill_are_a_data_cause_and_with_one_a_null_guar
     undeclared = propose_repair(payload, workspace(tmp_path), POLICY, SPEC)
     assert isinstance(undeclared, RepairWithholding) and undeclared.reason_code == "cause_in_data"
     assert "declares no fill" in undeclared.reason
-    declared = propose_repair(payload, workspace(tmp_path), POLICY, {**SPEC, "null_fills": {"tenure_months": 0}})
+    declared = propose_repair(
+        payload, workspace(tmp_path), POLICY, SPEC.model_copy(update={"null_fills": {"tenure_months": 0}})
+    )
     assert isinstance(declared, RepairProposal) and declared.strategy == "null_guard"
 
 
@@ -158,7 +163,7 @@ def test_withholds_when_the_policy_permits_no_strategy_for_the_hypothesis(tmp_pa
     for hypothesis in ("type_conversion", "unknown"):
         result = propose_repair(diagnosis(chosen_hypothesis=hypothesis), workspace(tmp_path), POLICY, SPEC)
         assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
-    result = propose_repair(diagnosis(), workspace(tmp_path), {**POLICY, "strategies": []}, SPEC)
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY.model_copy(update={"strategies": ()}), SPEC)
     assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
 
 
@@ -172,7 +177,9 @@ def test_withholds_when_every_strategy_refuses(tmp_path: Path) -> None:
 def test_withholds_when_the_guard_rejects_the_patch(tmp_path: Path) -> None:
     root = workspace(tmp_path, {"tests/features.py": FEATURES})
     suspect = {"file": "tests/features.py", "function": "monthly"}
-    result = propose_repair(diagnosis(suspected=suspect), root, {**POLICY, "allowed_paths": ["**/*.py"]}, SPEC)
+    result = propose_repair(
+        diagnosis(suspected=suspect), root, POLICY.model_copy(update={"allowed_paths": ("**/*.py",)}), SPEC
+    )
     assert isinstance(result, RepairWithholding) and result.reason_code == "guard_rejected"
     assert "path_protected" in {violation.rule for violation in result.violations}
 

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from contracts.events.diagnosis import ColumnRename, RepairHints
-from libs.bundle.effective_policy import read_central_policy
 from libs.bundle.load import load_bundle
+from libs.policy.effective import read_central_policy
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import evaluate_model
 from services.repairer.handler import RepairProposal, propose_repair
+from tests.support.typed_policy import repair_section
 
 REPOS = Path(__file__).resolve().parents[3] / "fixtures" / "repos"
 CASES: dict[str, tuple[str, RepairHints, str]] = {
@@ -62,8 +63,8 @@ def _proposal(name: str) -> tuple[Any, RepairProposal]:
     result = propose_repair(
         diagnosis,
         bundle.tree("candidate"),
-        read_central_policy()["repair"],
-        bundle.spec.workspace.model_dump(mode="json"),
+        repair_section(read_central_policy()["repair"]),
+        bundle.spec.workspace,
         base_dir=bundle.tree("base"),
     )
     assert isinstance(result, RepairProposal), result
@@ -117,8 +118,8 @@ def test_freight_amounts_read_plainly_in_one_expression_recover(tmp_path: Path) 
     proposal = propose_repair(
         diagnosis,
         bundle.tree("candidate"),
-        read_central_policy()["repair"],
-        bundle.spec.workspace.model_dump(mode="json"),
+        repair_section(read_central_policy()["repair"]),
+        bundle.spec.workspace,
         base_dir=bundle.tree("base"),
     )
     assert isinstance(proposal, RepairProposal) and proposal.guard.allowed

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from libs.policy.sandbox import SandboxLimits, SandboxPolicy
 from libs.sandbox.job import pod
 from libs.sandbox.job.pod_status import ContainerState
 from libs.sandbox.job.report import NO_STATUS, job_outcome
-from libs.sandbox.limits import SandboxLimits, SandboxPolicy
 from libs.sandbox.protected_paths import protected_paths
 from libs.sandbox.remote.answer import Accepted
 from libs.sandbox.remote.protocol import PARCEL_TYPE

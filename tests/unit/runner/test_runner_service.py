@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.sandbox.limits import SandboxLimits
+from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.report import SandboxReport
 from modelguard.stack import REPO_ROOT
 from services.runner.answer import in_caller_terms

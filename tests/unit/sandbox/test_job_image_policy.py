@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from libs.policy import WorkspacePolicy
+from libs.policy.model_policy import WorkspacePolicy
 from libs.sandbox.job.image_policy import (
     ImageRefused,
     WorkspaceImagePolicy,

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from libs.policy.sandbox import SandboxLimits, SandboxPolicy
 from libs.sandbox.job import pod
 from libs.sandbox.job.backend import run_in_job
 from libs.sandbox.job.kube_api import HttpxJobApi, KubeApiError
 from libs.sandbox.job.manifest import job_manifest
 from libs.sandbox.job.settings import ImageJobSettings
-from libs.sandbox.limits import SandboxLimits, SandboxPolicy
 from libs.sandbox.remote.protocol import RunnerUnavailable
 from tests.support.fake_kube_api import FakeKubeApi
 from tests.unit.sandbox.test_job_manifest import HELPER, IMAGE, PLAN

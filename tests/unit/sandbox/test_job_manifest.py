@@ -13,9 +13,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
+from libs.policy.sandbox import GIB, MIB, SandboxLimits
 from libs.sandbox.job import pod
 from libs.sandbox.job.manifest import JobPlan, job_manifest
-from libs.sandbox.limits import GIB, MIB, SandboxLimits
 from tests.support.helm import render
 from tests.support.pod_security import restricted_violations
 

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from libs.central_policy import DEFAULT_CENTRAL_POLICY
+from libs.policy.central import DEFAULT_CENTRAL_POLICY
+from libs.policy.sandbox import SandboxLimits, SandboxPolicy
 from libs.sandbox.limits import (
-    SandboxLimits,
-    SandboxPolicy,
     SandboxPolicyError,
     default_sandbox_policy,
     read_sandbox_policy,

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from libs.sandbox.limits import SandboxLimits
+from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.process import CommandNotAllowed, resolve_program, resource_limits
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.control_groups import CommandCgroup, Hierarchy
-from libs.sandbox.limits import SandboxLimits
 from libs.sandbox.report import SandboxReport, memory_limit_text, process_limit_text
 
 LIMITS = SandboxLimits(max_processes=256, memory_bytes=1024)

@@ -16,9 +16,9 @@ READS = frozenset({"environ", "environb", "getenv", "getenvb"})
 
 ALLOWED: dict[str, str] = {
     "libs/settings.py": "the loader: Settings and its sections, parsed once at a process's start",
-    "libs/central_policy.py": (
-        "the central policy's file, read where the policy is loaded (libs/central_policy.py is the typed-policy "
-        "branch's; it moves with the policy package)"
+    "libs/policy/central.py": (
+        "where the central policy's file is (MODELGUARD_CENTRAL_POLICY), read where a section is loaded: the sandbox "
+        "limits, the image policy and the delivery policy are read with no Settings handed to them"
     ),
     "libs/sandbox/job/settings.py": (
         "the Job backend's own loader, read where a command names its image (libs/workspace/runner.py), which has "

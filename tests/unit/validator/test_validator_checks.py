@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from libs.policy.model_policy import GatePolicy
 from libs.sandbox.copy import UnsafeWorkspace
 from libs.sandbox.isolation import Isolation
 from services.validator.checks import (
@@ -27,8 +28,9 @@ from services.validator.targeting import (
     named_test_folders,
     targeted_command,
 )
+from tests.support.typed_policy import workspace_policy
 
-SPEC = {"timeout_s": 30}
+SPEC = workspace_policy(timeout_s=30)
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"]
 
 
@@ -88,17 +90,17 @@ def test_tolerance_follows_the_metric_direction(direction: str, value: float, ex
 
 def test_the_gate_reads_the_re_run_evaluation() -> None:
     evaluation = CheckResult(name="evaluation", status="passed", detail="", values={"metrics": {"f1": 0.79}})
-    gate = {"metric": "f1", "direction": "higher_is_better", "tolerance": 0.02}
+    gate = GatePolicy(metric="f1", direction="higher_is_better", tolerance=0.02)
     assert check_gate(evaluation, gate, {"f1": 0.80}).values["delta"] == -0.01
     assert not check_gate(evaluation, gate, {"f1": 0.85}).passed
-    missing = check_gate(evaluation, {**gate, "metric": "auc"}, {"auc": 0.9})
+    missing = check_gate(evaluation, gate.model_copy(update={"metric": "auc"}), {"auc": 0.9})
     assert not missing.passed and "no 'auc'" in missing.detail
 
 
 def test_a_code_repair_may_match_the_approved_code_on_the_same_rows() -> None:
     """Today's rows score lower for everyone: the repair is judged against the base code on those rows too."""
     evaluation = CheckResult(name="evaluation", status="passed", detail="", values={"metrics": {"rmse": 3.1}})
-    gate = {"metric": "rmse", "direction": "lower_is_better", "tolerance": 0.1}
+    gate = GatePolicy(metric="rmse", direction="lower_is_better", tolerance=0.1)
     assert not check_gate(evaluation, gate, {"rmse": 2.7}).passed
     same_rows = check_gate(evaluation, gate, {"rmse": 2.7}, same_window_reference=3.05)
     assert same_rows.passed and same_rows.values["within_tolerance_of"] == "base_on_same_window"
@@ -181,7 +183,8 @@ def test_the_data_check_allows_what_the_approved_code_gives_on_the_same_rows(tmp
     )
     data = tmp_path / "rows.csv"
     data.write_text("x\n1\n2\n")
-    spec = {"features": ["python", "features.py", "--data", "{data}", "--output", "{output}"], "timeout_s": 60}
+    features = ["python", "features.py", "--data", "{data}", "--output", "{output}"]
+    spec = workspace_policy(features=features, timeout_s=60)
     same = check_invalid_values(workspace, data, spec, tmp_path / "s1", approved_invalid_total=1)
     assert same.passed and same.values["total"] == 1 and same.values["approved_code_total"] == 1
     more = check_invalid_values(workspace, data, spec, tmp_path / "s2", approved_invalid_total=0)

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.snapshot import tree_digests
 from services.validator.handler import ValidationReport, validate_repair
+from services.validator.request import ValidationRequest
+from tests.support.typed_policy import workspace_policy
 
 CALC = "def ratio(total: float, count: int) -> float:\n    return total / count\n"
 FEATURES = """import argparse
@@ -64,14 +68,33 @@ score = sum(finite(float(row["total"]), int(row["count"])) for row in rows) / le
 print(json.dumps({"metrics": {"score": score}, "rows": {"train": len(rows), "test": len(rows)}}))
 """
 TESTS = "from toy.calc import ratio\n\n\ndef test_ratio():\n    assert ratio(10.0, 4) == 2.5\n"
-SPEC = {
-    "timeout_s": 60,
-    "evaluate": ["python", "evaluate.py", "--data", "{data}"],
-    "features": ["python", "-m", "toy.features", "--data", "{data}", "--output", "{output}"],
-    "tests": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"],
-}
-GATE = {"metric": "score", "direction": "higher_is_better", "tolerance": 0.01}
+SPEC = workspace_policy(
+    timeout_s=60,
+    evaluate=["python", "evaluate.py", "--data", "{data}"],
+    features=["python", "-m", "toy.features", "--data", "{data}", "--output", "{output}"],
+    tests=["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"],
+)
+GATE = GatePolicy(metric="score", direction="higher_is_better", tolerance=0.01)
 BASELINE = {"score": 1.0}
+
+
+def request(
+    workspace: Path,
+    patch: str,
+    data: Path,
+    spec: WorkspacePolicy = SPEC,
+    baseline: dict[str, float] = BASELINE,
+    **more: Any,
+) -> ValidationRequest:
+    return ValidationRequest(
+        candidate_dir=workspace,
+        patch=patch,
+        data_csv=data,
+        workspace=spec,
+        gate=GATE,
+        baseline_metrics=baseline,
+        **more,
+    )
 
 
 def patch(replacement: str) -> str:
@@ -120,7 +143,7 @@ def toy(tmp_path: Path) -> tuple[Path, Path]:
 def validate(toy: tuple[Path, Path], diff: str, **kwargs: str) -> ValidationReport:
     workspace, data = toy
     before = tree_digests(workspace)
-    report = validate_repair(workspace, diff, data, SPEC, GATE, BASELINE, **kwargs)
+    report = validate_repair(request(workspace, diff, data, **kwargs))
     assert tree_digests(workspace) == before
     return report
 
@@ -181,17 +204,17 @@ def test_a_patch_that_leaves_invalid_values_fails_the_data_check(toy: tuple[Path
 
 def test_the_data_check_names_the_diagnosed_values_gone_and_new_ones(toy: tuple[Path, Path]) -> None:
     workspace, data = toy
-    repaired = validate_repair(workspace, GUARD, data, SPEC, GATE, BASELINE, diagnosed_invalid_by_column={"ratio": 2})
+    repaired = validate_repair(request(workspace, GUARD, data, diagnosed_invalid_by_column={"ratio": 2}))
     check = next(check for check in repaired.checks if check.name == "invalid_values")
     assert check.passed and check.values["gone"] == ["ratio"] and check.values["new"] == {}
-    unrepaired = validate_repair(workspace, NAN_GUARD, data, SPEC, GATE, BASELINE, diagnosed_invalid_by_column={})
+    unrepaired = validate_repair(request(workspace, NAN_GUARD, data, diagnosed_invalid_by_column={}))
     check = next(check for check in unrepaired.checks if check.name == "invalid_values")
     assert not check.passed and check.values["new"] == {"ratio": 2}
 
 
 def test_a_patch_that_misses_the_gate_is_refused(toy: tuple[Path, Path]) -> None:
     workspace, data = toy
-    report = validate_repair(workspace, GUARD, data, SPEC, GATE, {"score": 1.5})
+    report = validate_repair(request(workspace, GUARD, data, baseline={"score": 1.5}))
     assert report.failed_checks == ("gate",)
     assert report.failure_reason == "gate: score 1.0 against baseline 1.5 (tolerance 0.01)"
 
@@ -200,18 +223,18 @@ def test_the_evaluation_takes_its_placeholders_and_the_data_check_its_data(
     toy: tuple[Path, Path], tmp_path: Path
 ) -> None:
     workspace, data = toy
-    windows = {**SPEC, "evaluate": ["python", "evaluate.py", "--data", "{eval}"]}
+    windows = SPEC.model_copy(update={"evaluate": ("python", "evaluate.py", "--data", "{eval}")})
     incident = tmp_path / "incident-eval.csv"
     incident.write_text("total,count\n10,2\n", encoding="utf-8")
     report = validate_repair(
-        workspace,
-        GUARD,
-        data,
-        windows,
-        GATE,
-        BASELINE,
-        evaluate_placeholders={"train": str(data), "eval": str(incident)},
-        features_data=incident,
+        request(
+            workspace,
+            GUARD,
+            data,
+            windows,
+            evaluate_placeholders={"train": str(data), "eval": str(incident)},
+            features_data=incident,
+        )
     )
     assert report.passed, report.failure_reason
     checks = {check.name: check for check in report.checks}
@@ -250,8 +273,8 @@ def test_a_workspace_command_that_runs_into_a_limit_fails_with_the_limit(
     central = tmp_path / "central.yaml"
     central.write_text("sandbox:\n  limits:\n    output_bytes: 65536\n", encoding="utf-8")
     monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(central))
-    noisy = {**SPEC, "evaluate": ["python", "-c", "while True: print('x' * 1000)", "{data}"]}
-    report = validate_repair(workspace, GUARD, data, noisy, GATE, BASELINE)
+    noisy = SPEC.model_copy(update={"evaluate": ("python", "-c", "while True: print('x' * 1000)", "{data}")})
+    report = validate_repair(request(workspace, GUARD, data, noisy))
     assert report.failed_checks == ("evaluation",)
     evaluation = next(check for check in report.checks if check.name == "evaluation")
     assert evaluation.values == {"limit_exceeded": "output"}

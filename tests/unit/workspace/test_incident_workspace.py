@@ -8,9 +8,9 @@ import pytest
 
 from contracts.common import IncidentState, PolicyRef
 from libs.artifacts.store import LocalArtifactStore
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 from libs.bundle.load import load_bundle
 from libs.bus.handler_errors import RejectedInput
+from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.workspace.incident_workspace import incident_workspace
 from tests.support.sample_events import gate, workspace
 

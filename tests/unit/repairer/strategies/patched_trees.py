@@ -11,12 +11,14 @@ from types import ModuleType
 from typing import Any
 
 from contracts.events.diagnosis import RepairHints, Suspect
-from libs.bundle.effective_policy import read_central_policy
 from libs.patch_guard.globs import matches_any
+from libs.policy.effective import read_central_policy
+from libs.policy.repair import DivisionPolicy
 from services.repairer.patch_guard import GuardVerdict, ProposedPatch, check_patch
-from services.repairer.repair_context import DivisionPolicy, RepairContext
+from services.repairer.repair_context import RepairContext
 from services.repairer.source_tree import SourceTree
 from services.repairer.strategies.outcome import MultiFileEdit, StrategyRefusal
+from tests.support.typed_policy import repair_section, workspace_policy
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -97,9 +99,11 @@ def guard_verdict(
 ) -> GuardVerdict:
     """The patch guard's verdict on ``edit`` as the repairer asks for it: the central policy's ``repair``
     section, a workspace config permitting ``repair_paths``, the candidate tree as the workspace."""
-    central = read_central_policy()["repair"]
+    central = repair_section(read_central_policy()["repair"])
     patch = ProposedPatch(strategy=edit.strategy, unified_diff=edit.unified_diff, files=edit.files)
-    return check_patch(patch, central, {"repair_paths": list(repair_paths)}, workspace=context.candidate.root)
+    return check_patch(
+        patch, central, workspace_policy(repair_paths=list(repair_paths)), workspace=context.candidate.root
+    )
 
 
 def assert_guard_accepts(

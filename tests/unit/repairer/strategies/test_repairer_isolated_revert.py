@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from contracts.events.diagnosis import ChangeRef, LineSpan, RepairHints
-from libs.central_policy import read_central_policy_document
+from libs.policy.central import read_central_policy_document
 from services.diagnoser.experiments.change_units import change_units
 from services.diagnoser.experiments.revert_closure import revert_closure
 from services.repairer.patch_guard import ProposedPatch, check_patch
 from services.repairer.strategies import revert_change
+from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.repairer.strategies.patched_trees import (
     edit_of,
     git_applied,
@@ -96,8 +97,8 @@ def test_the_isolated_revert_runs_as_the_base_and_leaves_the_rest(tmp_path: Path
     assert repaired.window() == 1  # the candidate's other change is not touched
     verdict = check_patch(
         ProposedPatch(strategy="revert_change", unified_diff=edit.unified_diff, files=edit.files),
-        read_central_policy_document()["repair"],
-        {"repair_paths": ["pkg/*.py"], "label": "y"},
+        repair_section(read_central_policy_document()["repair"]),
+        workspace_policy(repair_paths=["pkg/*.py"], label="y"),
         workspace=context.candidate.root,
         approved=context.base.root if context.base else None,
     )
@@ -108,8 +109,8 @@ def test_without_the_approved_revision_the_guard_sees_names_the_module_never_use
     hints = _hints(tmp_path)
     context = repair_context(tmp_path / "ctx", {FEATURES: CANDIDATE}, base={FEATURES: BASE}, hints=hints)
     edit = edit_of(revert_change.propose(context))
-    policy = read_central_policy_document()["repair"]
-    spec = {"repair_paths": ["pkg/*.py"], "label": "y"}
+    policy = repair_section(read_central_policy_document()["repair"])
+    spec = workspace_policy(repair_paths=["pkg/*.py"], label="y")
     patch = ProposedPatch(strategy="revert_change", unified_diff=edit.unified_diff, files=edit.files)
     alone = check_patch(patch, policy, spec, workspace=context.candidate.root)
     assert not alone.allowed and {v.rule for v in alone.violations} == {"not_in_allow_list"}

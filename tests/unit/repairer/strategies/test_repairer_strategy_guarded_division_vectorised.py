@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from contracts.events.diagnosis import Suspect
-from services.repairer.repair_context import DivisionPolicy
+from libs.policy.repair import DivisionPolicy
 from services.repairer.strategies import guarded_division
 from services.repairer.strategies.guarded_division import guard_division
 from tests.unit.repairer.strategies.patched_trees import (

@@ -21,12 +21,12 @@ from pydantic import (
     model_validator,
 )
 
-from libs.ci_policy import CiPolicy
+from libs.policy.ci import CiPolicy
+from libs.policy.diagnosis import DiagnosisPolicy
+from libs.policy.errors import PolicyError, first_problem
+from libs.policy.repair import RepairSection
+from libs.policy.sandbox import SandboxPolicy
 from libs.referee.metrics import gate_problem
-
-
-class PolicyError(ValueError):
-    pass
 
 
 class _Strict(BaseModel):
@@ -134,7 +134,7 @@ class ModelPolicy(BaseModel):
     """One model's effective policy: its gate and workspace config, inside ModelGuard's central policy.
 
     ``diagnosis``, ``repair``, ``sandbox``, ``validation`` and ``ci`` are the central policy's sections, each
-    validated by the phase that reads it (``ci``: the CI result of each outcome, libs.ci_policy); the whole
+    validated by the phase that reads it (``ci``: the CI result of each outcome, libs.policy.ci); the whole
     document is stored by digest with every incident.
     """
 
@@ -144,11 +144,17 @@ class ModelPolicy(BaseModel):
     applies_to: list[str] = Field(default_factory=lambda: ["*"])
     gate: GatePolicy
     workspace: WorkspacePolicy
-    diagnosis: dict[str, Any] = Field(default_factory=dict)
-    repair: dict[str, Any] = Field(default_factory=dict)
-    sandbox: dict[str, Any] = Field(default_factory=dict)
+    diagnosis: DiagnosisPolicy | None = None
+    repair: RepairSection | None = None
+    sandbox: SandboxPolicy = SandboxPolicy()
     validation: ValidationPolicy = ValidationPolicy()
     ci: CiPolicy = CiPolicy()
+
+    @field_validator("diagnosis", "repair", mode="before")
+    @classmethod
+    def _empty_is_absent(cls, section: Any) -> Any:
+        """``diagnosis: {}`` (a central policy without the section) reads as no section, as it always has."""
+        return None if section == {} else section
 
     @model_validator(mode="after")
     def _refereed_gate(self) -> ModelPolicy:
@@ -157,6 +163,16 @@ class ModelPolicy(BaseModel):
 
     def applies(self, model_urn: str) -> bool:
         return any(fnmatch(model_urn, pattern) for pattern in self.applies_to)
+
+    def diagnosis_thresholds(self) -> DiagnosisPolicy:
+        """The ``diagnosis`` section, which the diagnoser cannot do without (no threshold has a default)."""
+        if self.diagnosis is None:
+            raise PolicyError(f"{self.name}: diagnosis: the policy has no diagnosis section")
+        return self.diagnosis
+
+    def generated_paths(self) -> tuple[str, ...]:
+        """The ``repair.generated_paths`` globs of a central-shaped repair section (none otherwise)."""
+        return getattr(self.repair, "generated_paths", ())
 
 
 def parse_policy(data: bytes, origin: str) -> ModelPolicy:
@@ -169,6 +185,4 @@ def parse_policy(data: bytes, origin: str) -> ModelPolicy:
     try:
         return ModelPolicy.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise PolicyError(f"{origin}: {where}: {first['msg']}") from exc
+        raise PolicyError(f"{origin}: {first_problem(exc)}") from exc

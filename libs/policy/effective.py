@@ -8,8 +8,8 @@ from typing import Any
 import yaml
 
 from libs.bundle.load import Bundle
-from libs.central_policy import CentralPolicyError, read_central_policy_document
-from libs.policy import PolicyError
+from libs.policy.central import CentralPolicyError, read_central_policy_document
+from libs.policy.errors import PolicyError
 
 CENTRAL_SECTIONS = ("diagnosis", "repair", "sandbox", "validation", "ci")
 

@@ -1,24 +1,23 @@
-"""Every threshold of the diagnosis, read from the central policy's ``diagnosis`` section.
+"""The central policy's ``diagnosis`` section: every threshold the diagnosis decides by.
 
 No default lives in code: a policy that lacks a threshold is refused with the name of what is missing, so
-what decided an incident is always on record in the policy file.
+what decided an incident is always on record in the policy file; a key the diagnosis does not read is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from libs.central_policy import read_central_policy_document
+from libs.policy.central import CentralPolicyError, read_central_policy_document
+from libs.policy.errors import PolicyError, first_problem
 
 Share = float
 
 
-class DiagnosisThresholds(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class DiagnosisPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     abstain_below: Share = Field(ge=0, le=1, description="abstain when the best score is below this")
     min_margin: Share = Field(ge=0, le=1, description="abstain when the best leads the runner-up by less")
@@ -59,10 +58,12 @@ class DiagnosisThresholds(BaseModel):
     max_parallel_evaluations: int = Field(ge=1, description="independent evaluations run at once (at most the CPUs)")
 
 
-def thresholds_from(policy_diagnosis: Mapping[str, Any]) -> DiagnosisThresholds:
-    return DiagnosisThresholds.model_validate(dict(policy_diagnosis))
-
-
-def central_thresholds(path: Path | None = None) -> DiagnosisThresholds:
-    """The ``diagnosis`` section of ModelGuard's central policy file."""
-    return thresholds_from(read_central_policy_document(path).get("diagnosis") or {})
+def central_diagnosis_policy(path: Path | None = None) -> DiagnosisPolicy:
+    """The ``diagnosis`` section of ModelGuard's central policy file (``libs.policy.central``)."""
+    try:
+        document = read_central_policy_document(path)
+        return DiagnosisPolicy.model_validate(document.get("diagnosis") or {})
+    except CentralPolicyError as error:
+        raise PolicyError(str(error)) from error
+    except ValidationError as error:
+        raise PolicyError(f"central policy: {first_problem(error, ('diagnosis',))}") from error

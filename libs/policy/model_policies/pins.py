@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from libs.model_policies.submission import SubmissionRefused, SubmittedPolicy
+from libs.policy.model_policies.submission import SubmissionRefused, SubmittedPolicy
 from libs.state.port import StateDatabase, StateSchema, StateTables
 
 PINS_FILE = "policy_pins.sqlite"

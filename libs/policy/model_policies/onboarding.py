@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from libs.central_policy import CentralPolicyError, read_central_policy_document
-from libs.policy import PolicyError
+from libs.policy.central import CentralPolicyError, read_central_policy_document
+from libs.policy.errors import PolicyError
 
 SECTION = "onboarding"
 

@@ -2,7 +2,8 @@
 
 ``$MODELGUARD_CENTRAL_POLICY`` when set, else ``policy/central.yaml`` of this source tree: never a file
 found from the working directory, which is the model repository and must not choose the policy that
-judges it. Each phase validates its own section.
+judges it. Its sections are typed models of ``libs.policy`` (diagnosis, repair, sandbox, ci); a model's effective
+policy carries them and is parsed once per incident (``libs.workspace.incident_workspace``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import yaml
 
-DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[1] / "policy" / "central.yaml"
+DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
 CENTRAL_POLICY_VARIABLE = "MODELGUARD_CENTRAL_POLICY"
 
 

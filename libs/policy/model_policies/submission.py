@@ -16,9 +16,10 @@ from typing import Any
 
 import yaml
 
-from libs.bundle.effective_policy import CENTRAL_SECTIONS
-from libs.model_policies.onboarding import OnboardingPolicy
-from libs.policy import ModelPolicy, PolicyError, parse_policy
+from libs.policy.effective import CENTRAL_SECTIONS
+from libs.policy.errors import PolicyError
+from libs.policy.model_policies.onboarding import OnboardingPolicy
+from libs.policy.model_policy import ModelPolicy, parse_policy
 
 MODEL_SECTIONS = ("name", "gate", "workspace")
 MAX_DOCUMENT_BYTES = 64 * 1024
