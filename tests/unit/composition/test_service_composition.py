@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from libs.bundle.effective_policy import effective_policy_bytes, read_central_policy
 
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.context_snapshot import ContextSnapshot
@@ -28,6 +27,7 @@ from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
 from libs.events.identity import incident_id_for
 from libs.ledger import LedgerStore
+from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.policy.model_policy import parse_policy
 from libs.workspace.data_windows import FILE_NAMES, MEDIA_TYPE, WINDOW_NAMES, pack_data_windows
 from libs.workspace.repository import build_repository
