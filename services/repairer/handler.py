@@ -8,13 +8,13 @@ are named); or a withholding (no strategy could produce a permitted patch).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from contracts.common import AssetOwners
+from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from contracts.outcomes import Outcome
 from libs.patch_guard.policy import GuardPolicyError
 from libs.patch_guard.workspace_config import WorkspaceConfigError
@@ -82,7 +82,7 @@ class RepairWithholding(BaseModel):
 
 
 def propose_repair(
-    diagnosis_outcome: Mapping[str, Any] | BaseModel,
+    diagnosis: DiagnosisCompleted | DiagnosisAbstained,
     candidate_dir: Path,
     repair_policy: RepairPolicy | RepairNarrowing | None,
     workspace_spec: WorkspacePolicy,
@@ -93,12 +93,13 @@ def propose_repair(
     that pass the patch guard the smallest (fewest added and removed lines) is proposed, the catalogue's order
     deciding between edits of one size (a two-line guard in front of a division before a revert of the same size).
 
+    ``diagnosis`` is the event the diagnoser published: an abstention is withheld (``diagnosis_abstained``).
     ``candidate_dir`` and ``base_dir`` (the two revisions' trees) are only read. ``repair_policy`` is the policy's
     typed ``repair`` section; ``workspace_spec`` the workspace config: its commands (protected from repair),
     ``repair_paths``, ``categorical_defaults`` and ``null_fills``. Without ``base_dir``, revert_change refuses and
     guarded_division takes no fallback from the base revision.
     """
-    target = read_repair_target(diagnosis_outcome)
+    target = read_repair_target(diagnosis)
     if isinstance(target, NoRepairTarget):
         return RepairWithholding(reason_code=target.reason_code, reason=target.reason, hypothesis=target.hypothesis)
     if target.hints.generated_files:
