@@ -120,7 +120,8 @@ def check_max_changed_lines(changes: list[FileChange], policy: EffectivePolicy) 
 def check_strategy(strategy: str | None, policy: EffectivePolicy) -> CheckResult:
     if strategy is None:
         return skipped("strategy_permitted", "no strategy named")
-    findings = [] if strategy in policy.strategies else [Finding(detail=f"{strategy!r} is not in {policy.strategies}")]
+    permitted = tuple(str(name) for name in policy.strategies)
+    findings = [] if strategy in permitted else [Finding(detail=f"{strategy!r} is not in {permitted}")]
     return judged("strategy_permitted", findings, f"{strategy!r} is permitted", "strategy not permitted")
 
 

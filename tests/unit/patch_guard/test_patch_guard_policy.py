@@ -14,6 +14,7 @@ from libs.patch_guard.policy import (
     load_central_policy,
     narrowed_policy,
 )
+from libs.patch_guard.structure_checks import check_strategy
 from libs.patch_guard.workspace_config import (
     WorkspaceConfigError,
     WorkspaceRepairConfig,
@@ -180,3 +181,11 @@ def test_a_workspace_naming_a_strategy_not_in_the_catalogue_is_refused_in_one_li
     with pytest.raises(WorkspaceConfigError) as raised:
         workspace_config_from_document(document, "bundle.yaml")
     assert str(raised.value) == "bundle.yaml: unknown repair strategy 'rewrite_everything'"
+
+
+def test_a_strategy_the_policy_does_not_permit_is_named_with_the_permitted_names(tmp_path: Path) -> None:
+    """The permitted strategies are enum members; the finding names them as the policy file does."""
+    policy = narrowed_policy(load_central_policy(write(tmp_path, REPAIR)), WorkspaceRepairConfig())
+    assert check_strategy("guarded_division", policy).findings == ()
+    (finding,) = check_strategy("rewrite_everything", policy).findings
+    assert finding.detail == "'rewrite_everything' is not in ('guarded_division', 'revert_change')"
