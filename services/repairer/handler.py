@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.common import AssetOwners
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from contracts.outcomes import Outcome
@@ -47,8 +48,8 @@ class RepairProposal(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     decision: Literal["proposed"] = "proposed"
-    strategy: str
-    hypothesis: str
+    strategy: RepairStrategy
+    hypothesis: Hypothesis
     confidence: float | None
     file: str
     """The first file the patch changes."""
@@ -71,7 +72,7 @@ class RepairWithholding(BaseModel):
     """``no_code_repair`` exactly when ``reason_code`` is ``cause_in_data``."""
     reason_code: WithholdingReason
     reason: str
-    hypothesis: str | None
+    hypothesis: Hypothesis | None
     owners: tuple[AssetOwners, ...] = ()
     """Who to tell, per affected asset: for a cause in the data the datasets it lies in, then the model; otherwise
     the model (``outcome_owners``)."""
@@ -108,7 +109,9 @@ def propose_repair(
     if not names:
         if target.hypothesis in CAUSE_IN_DATA:
             return _cause_in_data(target, f"{target.hypothesis} has no code repair")
-        return _withhold(target, "no_applicable_strategy", f"no strategy answers the hypothesis {target.hypothesis!r}")
+        return _withhold(
+            target, "no_applicable_strategy", f"no strategy answers the hypothesis {target.hypothesis.value!r}"
+        )
     try:
         guard = guard_policy(repair_policy, workspace_spec)
     except (GuardPolicyError, WorkspaceConfigError) as error:
@@ -117,7 +120,9 @@ def propose_repair(
     permitted = [name for name in names if name in guard.strategies]
     if not permitted:
         return _withhold(
-            target, "no_applicable_strategy", f"the policy permits none of {list(names)} for {target.hypothesis!r}"
+            target,
+            "no_applicable_strategy",
+            f"the policy permits none of {[name.value for name in names]} for {target.hypothesis.value!r}",
         )
     context = build_context(
         candidate=SourceTree(Path(candidate_dir)),
@@ -136,7 +141,7 @@ def propose_repair(
 def _smallest_permitted_edit(
     target: RepairTarget,
     context: RepairContext,
-    names: list[str],
+    names: list[RepairStrategy],
     repair_policy: RepairPolicy | RepairNarrowing | None,
     workspace_spec: WorkspacePolicy,
 ) -> RepairProposal | RepairWithholding:

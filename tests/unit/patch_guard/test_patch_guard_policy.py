@@ -187,5 +187,6 @@ def test_a_strategy_the_policy_does_not_permit_is_named_with_the_permitted_names
     """The permitted strategies are enum members; the finding names them as the policy file does."""
     policy = narrowed_policy(load_central_policy(write(tmp_path, REPAIR)), WorkspaceRepairConfig())
     assert check_strategy("guarded_division", policy).findings == ()
+    assert check_strategy(RepairStrategy.REVERT_CHANGE, policy).reason == "'revert_change' is permitted"
     (finding,) = check_strategy("rewrite_everything", policy).findings
     assert finding.detail == "'rewrite_everything' is not in ('guarded_division', 'revert_change')"

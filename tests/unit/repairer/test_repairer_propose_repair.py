@@ -154,9 +154,14 @@ def test_withholds_when_the_diagnosis_abstained(tmp_path: Path) -> None:
 
 
 def test_withholds_when_the_policy_permits_no_strategy_for_the_hypothesis(tmp_path: Path) -> None:
-    for hypothesis in ("type_conversion", "unknown"):
+    reasons = {
+        "type_conversion": "the policy permits none of ['numeric_coercion'] for 'type_conversion'",
+        "unknown": "no strategy answers the hypothesis 'unknown'",
+    }
+    for hypothesis, reason in reasons.items():
         result = propose_repair(diagnosis(hypothesis), workspace(tmp_path), POLICY, SPEC)
         assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
+        assert (result.reason, result.hypothesis) == (reason, hypothesis)
     result = propose_repair(diagnosis(), workspace(tmp_path), POLICY.model_copy(update={"strategies": ()}), SPEC)
     assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
 
