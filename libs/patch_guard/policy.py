@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from contracts.catalogue import RepairStrategy
 from libs.patch_guard.globs import matches_any
 from libs.patch_guard.workspace_config import WorkspaceRepairConfig
 from libs.policy.central import (
@@ -22,6 +23,7 @@ from libs.policy.central import (
     central_policy_path,
     read_central_policy_document,
 )
+from libs.policy.errors import first_problem
 from libs.policy.repair import RepairPolicy
 
 CENTRAL_POLICY_ENV = CENTRAL_POLICY_VARIABLE
@@ -42,7 +44,7 @@ class EffectivePolicy(BaseModel):
     protected_paths: tuple[str, ...]
     max_files: int
     max_changed_lines: int
-    strategies: tuple[str, ...]
+    strategies: tuple[RepairStrategy, ...]
     labels: tuple[str, ...] = ()
     """The workspace's label columns: a repair never adds a reference to one."""
 
@@ -80,6 +82,4 @@ def load_central_policy(path: Path | None = None) -> RepairPolicy:
     try:
         return RepairPolicy.model_validate(document["repair"])
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in ("repair", *first["loc"]))
-        raise GuardPolicyError(f"{source}: {where}: {first['msg']}") from error
+        raise GuardPolicyError(f"{source}: {first_problem(error, ('repair',))}") from error

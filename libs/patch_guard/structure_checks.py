@@ -120,8 +120,9 @@ def check_max_changed_lines(changes: list[FileChange], policy: EffectivePolicy) 
 def check_strategy(strategy: str | None, policy: EffectivePolicy) -> CheckResult:
     if strategy is None:
         return skipped("strategy_permitted", "no strategy named")
-    findings = [] if strategy in policy.strategies else [Finding(detail=f"{strategy!r} is not in {policy.strategies}")]
-    return judged("strategy_permitted", findings, f"{strategy!r} is permitted", "strategy not permitted")
+    named, permitted = str(strategy), tuple(str(name) for name in policy.strategies)  # enum members as their names
+    findings = [] if named in permitted else [Finding(detail=f"{named!r} is not in {permitted}")]
+    return judged("strategy_permitted", findings, f"{named!r} is permitted", "strategy not permitted")
 
 
 def check_declared_files(changes: list[FileChange], declared: tuple[str, ...] | None) -> CheckResult:

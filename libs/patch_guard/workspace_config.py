@@ -16,8 +16,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from libs.policy.errors import problem_message
 from libs.policy.model_policy import WorkspacePolicy
-from libs.policy.repair import RepairNarrowing
+from libs.policy.repair import CatalogueStrategies, RepairNarrowing
 
 TEST_RUNNERS = frozenset({"pytest", "unittest", "nose2"})
 
@@ -38,7 +39,7 @@ class WorkspaceRepairConfig(BaseModel):
     evaluate: tuple[str, ...] = ()
     predict: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
-    strategies: tuple[str, ...] | None = None
+    strategies: CatalogueStrategies | None = None
     labels: tuple[str, ...] = ()
     """The label (target) columns: ``workspace.label``, one name or a list."""
 
@@ -105,7 +106,7 @@ def workspace_config_from_document(document: Mapping[str, Any], origin: str) -> 
             labels=tuple(_labels(workspace.get("label"), origin)),
         )
     except ValidationError as error:
-        raise WorkspaceConfigError(f"{origin}: {error.errors()[0]['msg']}") from error
+        raise WorkspaceConfigError(f"{origin}: {problem_message(error)}") from error
 
 
 def workspace_repair_config(
@@ -129,7 +130,7 @@ def workspace_repair_config(
             labels=(workspace.label,) if workspace is not None else (),
         )
     except ValidationError as error:
-        raise WorkspaceConfigError(f"workspace config: {error.errors()[0]['msg']}") from error
+        raise WorkspaceConfigError(f"workspace config: {problem_message(error)}") from error
 
 
 def load_workspace_config(path: Path) -> WorkspaceRepairConfig:

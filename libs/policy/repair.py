@@ -10,13 +10,29 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag
 
+from contracts.catalogue import RepairStrategy
 from libs.patch_guard.constructs import CATEGORIES, Category
 from libs.patch_guard.new_code_allowlist import NewCodeAllowList
 
 FileOperation = Literal["modify", "create", "delete", "rename", "copy", "mode_change"]
 Denominator = Literal["zero", "negative", "null", "nan"]
+
+
+def _catalogued(names: Any) -> Any:
+    """A list of strategy names naming one the catalogue does not hold is refused with that name (pydantic's own
+    error would list the catalogue's members instead); any other shape is left for the type to judge."""
+    if isinstance(names, list | tuple):
+        known = {strategy.value for strategy in RepairStrategy}
+        unknown = next((name for name in names if isinstance(name, str) and name not in known), None)
+        if unknown is not None:
+            raise ValueError(f"unknown repair strategy {unknown!r}")
+    return names
+
+
+CatalogueStrategies = Annotated[tuple[RepairStrategy, ...], BeforeValidator(_catalogued)]
+"""Repair strategies a policy names: members of ``contracts.catalogue.RepairStrategy``, an unknown name refused."""
 
 
 class DivisionPolicy(BaseModel):
@@ -46,7 +62,7 @@ class RepairPolicy(BaseModel):
     """What a repair may introduce beyond what the patched module already uses (none when absent)."""
     generated_paths: tuple[str, ...] = ()
     """Globs of generated files, never edited (besides files whose header or .gitattributes says so)."""
-    strategies: tuple[str, ...] = ()
+    strategies: CatalogueStrategies = ()
     """The repair strategies the platform permits (the repairer tries them; the guard checks the name)."""
     division: DivisionPolicy | None = None
     """Read by the repairer's guarded_division strategy, not by the guard."""
@@ -62,7 +78,7 @@ class RepairNarrowing(BaseModel):
     protected_paths: tuple[str, ...] = ()
     max_files: int | None = Field(default=None, ge=1)
     max_changed_lines: int | None = Field(default=None, ge=1)
-    strategies: tuple[str, ...] | None = None
+    strategies: CatalogueStrategies | None = None
     """The strategies this model permits, of the central policy's (all of them when unset)."""
     division: DivisionPolicy | None = None
 

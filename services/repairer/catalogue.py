@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
-from contracts.catalogue import LOCATION, REPAIRS, CauseLocation
+from contracts.catalogue import LOCATION, REPAIRS, CauseLocation, Hypothesis, RepairStrategy
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies import (
     column_rename,
@@ -64,10 +64,10 @@ NEED_DESCRIPTION: dict[Need, str] = {
 
 
 @dataclass(frozen=True)
-class RepairStrategy:
-    name: str
-    answers: frozenset[str]
-    """Hypothesis names this strategy is a defensible repair for."""
+class StrategyEntry:
+    name: RepairStrategy
+    answers: frozenset[Hypothesis]
+    """The hypotheses this strategy is a defensible repair for."""
     needs: tuple[Need, ...]
     propose: Propose
 
@@ -78,22 +78,22 @@ class RepairStrategy:
 class StrategyModule(Protocol):
     """What a module of ``services.repairer.strategies`` declares to be in the catalogue."""
 
-    STRATEGY: str
-    ANSWERS: frozenset[str]
+    STRATEGY: RepairStrategy
+    ANSWERS: frozenset[Hypothesis]
     NEEDS: tuple[str, ...]
 
     def propose(self, context: RepairContext) -> MultiFileEdit | StrategyRefusal: ...
 
 
-def _entry(module: StrategyModule) -> RepairStrategy:
+def _entry(module: StrategyModule) -> StrategyEntry:
     unknown = set(module.NEEDS) - set(NEED_MET)
     if unknown:
         raise ValueError(f"{module.STRATEGY} declares unknown needs {sorted(unknown)}")
     needs = cast(tuple[Need, ...], module.NEEDS)
-    return RepairStrategy(name=module.STRATEGY, answers=module.ANSWERS, needs=needs, propose=module.propose)
+    return StrategyEntry(name=module.STRATEGY, answers=module.ANSWERS, needs=needs, propose=module.propose)
 
 
-CATALOGUE: dict[str, RepairStrategy] = {  # every strategy of contracts.catalogue, each with its module
+CATALOGUE: dict[RepairStrategy, StrategyEntry] = {  # every strategy of contracts.catalogue, each with its module
     strategy.name: strategy
     for strategy in map(
         _entry,
@@ -101,14 +101,12 @@ CATALOGUE: dict[str, RepairStrategy] = {  # every strategy of contracts.catalogu
     )
 }
 
-REPAIRS_BY_HYPOTHESIS: dict[str, tuple[str, ...]] = {
-    str(hypothesis): tuple(str(name) for name in names) for hypothesis, names in REPAIRS.items()
-}
+REPAIRS_BY_HYPOTHESIS: dict[Hypothesis, tuple[RepairStrategy, ...]] = REPAIRS
 """Strategies to try, in order, for each hypothesis (contracts.catalogue); a hypothesis not listed gets no code
 repair."""
 
-CAUSE_IN_DATA: frozenset[str] = frozenset(
-    str(hypothesis) for hypothesis, location in LOCATION.items() if location == CauseLocation.DATA
+CAUSE_IN_DATA: frozenset[Hypothesis] = frozenset(
+    hypothesis for hypothesis, location in LOCATION.items() if location == CauseLocation.DATA
 )
 """Hypotheses whose cause is in the data: without a declared code repair, the owners are told instead."""
 

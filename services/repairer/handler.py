@@ -8,13 +8,14 @@ are named); or a withholding (no strategy could produce a permitted patch).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.common import AssetOwners
+from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from contracts.outcomes import Outcome
 from libs.patch_guard.policy import GuardPolicyError
 from libs.patch_guard.workspace_config import WorkspaceConfigError
@@ -47,8 +48,8 @@ class RepairProposal(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     decision: Literal["proposed"] = "proposed"
-    strategy: str
-    hypothesis: str
+    strategy: RepairStrategy
+    hypothesis: Hypothesis
     confidence: float | None
     file: str
     """The first file the patch changes."""
@@ -71,7 +72,7 @@ class RepairWithholding(BaseModel):
     """``no_code_repair`` exactly when ``reason_code`` is ``cause_in_data``."""
     reason_code: WithholdingReason
     reason: str
-    hypothesis: str | None
+    hypothesis: Hypothesis | None
     owners: tuple[AssetOwners, ...] = ()
     """Who to tell, per affected asset: for a cause in the data the datasets it lies in, then the model; otherwise
     the model (``outcome_owners``)."""
@@ -82,7 +83,7 @@ class RepairWithholding(BaseModel):
 
 
 def propose_repair(
-    diagnosis_outcome: Mapping[str, Any] | BaseModel,
+    diagnosis: DiagnosisCompleted | DiagnosisAbstained,
     candidate_dir: Path,
     repair_policy: RepairPolicy | RepairNarrowing | None,
     workspace_spec: WorkspacePolicy,
@@ -93,12 +94,13 @@ def propose_repair(
     that pass the patch guard the smallest (fewest added and removed lines) is proposed, the catalogue's order
     deciding between edits of one size (a two-line guard in front of a division before a revert of the same size).
 
+    ``diagnosis`` is the event the diagnoser published: an abstention is withheld (``diagnosis_abstained``).
     ``candidate_dir`` and ``base_dir`` (the two revisions' trees) are only read. ``repair_policy`` is the policy's
     typed ``repair`` section; ``workspace_spec`` the workspace config: its commands (protected from repair),
     ``repair_paths``, ``categorical_defaults`` and ``null_fills``. Without ``base_dir``, revert_change refuses and
     guarded_division takes no fallback from the base revision.
     """
-    target = read_repair_target(diagnosis_outcome)
+    target = read_repair_target(diagnosis)
     if isinstance(target, NoRepairTarget):
         return RepairWithholding(reason_code=target.reason_code, reason=target.reason, hypothesis=target.hypothesis)
     if target.hints.generated_files:
@@ -107,7 +109,9 @@ def propose_repair(
     if not names:
         if target.hypothesis in CAUSE_IN_DATA:
             return _cause_in_data(target, f"{target.hypothesis} has no code repair")
-        return _withhold(target, "no_applicable_strategy", f"no strategy answers the hypothesis {target.hypothesis!r}")
+        return _withhold(
+            target, "no_applicable_strategy", f"no strategy answers the hypothesis {target.hypothesis.value!r}"
+        )
     try:
         guard = guard_policy(repair_policy, workspace_spec)
     except (GuardPolicyError, WorkspaceConfigError) as error:
@@ -116,7 +120,9 @@ def propose_repair(
     permitted = [name for name in names if name in guard.strategies]
     if not permitted:
         return _withhold(
-            target, "no_applicable_strategy", f"the policy permits none of {list(names)} for {target.hypothesis!r}"
+            target,
+            "no_applicable_strategy",
+            f"the policy permits none of {[name.value for name in names]} for {target.hypothesis.value!r}",
         )
     context = build_context(
         candidate=SourceTree(Path(candidate_dir)),
@@ -135,7 +141,7 @@ def propose_repair(
 def _smallest_permitted_edit(
     target: RepairTarget,
     context: RepairContext,
-    names: list[str],
+    names: list[RepairStrategy],
     repair_policy: RepairPolicy | RepairNarrowing | None,
     workspace_spec: WorkspacePolicy,
 ) -> RepairProposal | RepairWithholding:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from contracts.catalogue import RepairStrategy
 from libs.patch_guard.guard import GuardRequest
 from libs.patch_guard.guard import check_patch as run_guard
 from libs.patch_guard.policy import EffectivePolicy, GuardPolicyError, load_central_policy, narrowed_policy
@@ -54,7 +55,7 @@ RULE_OF_CHECK = {
 class ProposedPatch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    strategy: str
+    strategy: RepairStrategy
     unified_diff: str
     files: tuple[str, ...] = ()
     """Files the strategy says it changed; they must be exactly the files of the diff."""

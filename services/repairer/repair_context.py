@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contracts.catalogue import Hypothesis
 from contracts.events.diagnosis import RepairHints, Suspect
 from libs.patch_guard.policy import EffectivePolicy
 from libs.policy.model_policy import WorkspacePolicy
@@ -19,7 +20,7 @@ from services.repairer.source_tree import SourceTree
 class RepairContext:
     candidate: SourceTree
     base: SourceTree | None
-    hypothesis: str
+    hypothesis: Hypothesis
     suspect: Suspect | None
     hints: RepairHints
     categorical_defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -59,7 +60,7 @@ def build_context(
     *,
     candidate: SourceTree,
     base: SourceTree | None,
-    hypothesis: str,
+    hypothesis: Hypothesis,
     suspect: Suspect | None,
     hints: RepairHints,
     repair_policy: RepairPolicy | RepairNarrowing | None,

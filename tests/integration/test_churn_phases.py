@@ -7,7 +7,6 @@ phases themselves."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from pydantic import BaseModel
 
 from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.events.context import ContextCollected
+from contracts.events.diagnosis import DiagnosisCompleted
 from libs.bundle.load import Bundle, load_bundle
 from libs.policy.diagnosis import DiagnosisPolicy
 from libs.policy.effective import effective_policy_bytes, read_central_policy
@@ -110,7 +110,7 @@ def event(collected: ContextCollected, diagnosis: IncidentDiagnosis) -> BaseMode
 
 @pytest.fixture(scope="module")
 def proposal(event: BaseModel, bundle: Bundle, central: dict[str, Any]) -> RepairProposal:
-    as_published = json.loads(event.model_dump_json())
+    as_published = DiagnosisCompleted.model_validate_json(event.model_dump_json())
     result = propose_repair(
         as_published,
         bundle.tree("candidate"),

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from contracts.catalogue import RepairStrategy
 from contracts.events.diagnosis import ChangeRef
 from services.repairer.source_tree import SourceTree
 from services.repairer.strategies.outcome import FileEdit, StrategyRefusal
 
 
 def revert_isolated(
-    base: SourceTree, candidate: SourceTree, changes: Sequence[ChangeRef], strategy: str
+    base: SourceTree, candidate: SourceTree, changes: Sequence[ChangeRef], strategy: RepairStrategy
 ) -> list[FileEdit] | StrategyRefusal:
     by_path: dict[str, list[ChangeRef]] = {}
     for change in changes:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.catalogue import RepairStrategy
 from services.repairer.unified_diff import parse_unified_diff, render_unified_diff
 
 
@@ -21,7 +22,7 @@ class FileEdit(BaseModel):
 class MultiFileEdit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    strategy: str
+    strategy: RepairStrategy
     edits: tuple[FileEdit, ...]
     unified_diff: str
     """``a/`` / ``b/`` unified diff of every edit, in path order; ``git apply`` applies it to the candidate."""
@@ -41,12 +42,12 @@ class MultiFileEdit(BaseModel):
 class StrategyRefusal(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    strategy: str
+    strategy: RepairStrategy
     reason: str
 
 
 def multi_file_edit(
-    strategy: str, edits: Iterable[FileEdit], rationale: str, function: str | None = None
+    strategy: RepairStrategy, edits: Iterable[FileEdit], rationale: str, function: str | None = None
 ) -> MultiFileEdit | StrategyRefusal:
     """The edits that change something, with their diff; a refusal when none does."""
     changed = sorted((edit for edit in edits if edit.old_text != edit.new_text), key=lambda edit: edit.path)

@@ -124,8 +124,8 @@ def test_the_repairer_reads_a_bundle_policy_whose_repair_section_is_the_central_
     )
     assert ok.allowed and ok.changed_lines == 2
     refused = repairer_check_patch(
-        ProposedPatch(strategy="rewrite_everything", unified_diff=diff(GUARDED)),
-        repair_section,
+        ProposedPatch(strategy="revert_change", unified_diff=diff(GUARDED)),
+        repair_section.model_copy(update={"strategies": ("guarded_division",)}),
         workspace_policy(repair_paths=["other/*.py"]),
     )
     assert {violation.rule for violation in refused.violations} == {"strategy_not_permitted", "path_not_allowed"}

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from contracts.catalogue import RepairStrategy
 from libs.patch_guard.policy import (
     CENTRAL_POLICY_ENV,
     GuardPolicyError,
@@ -13,6 +14,7 @@ from libs.patch_guard.policy import (
     load_central_policy,
     narrowed_policy,
 )
+from libs.patch_guard.structure_checks import check_strategy
 from libs.patch_guard.workspace_config import (
     WorkspaceConfigError,
     WorkspaceRepairConfig,
@@ -84,6 +86,10 @@ def test_other_sections_are_ignored_and_only_repair_is_read(tmp_path: Path) -> N
         (REPAIR + "  new_code: {builtins: [__import__]}\n", "repair.new_code.builtins"),
         (REPAIR + "  new_code: {functions: [numpy.where]}\n", "repair.new_code.functions"),
         ("repair: [", "not YAML"),
+        (
+            REPAIR.replace("revert_change]", "rewrite_everything]"),
+            "repair.strategies: unknown repair strategy 'rewrite_everything'$",
+        ),
     ],
 )
 def test_a_bad_central_policy_is_named(tmp_path: Path, text: str, says: str) -> None:
@@ -109,7 +115,7 @@ def test_a_workspace_can_only_narrow(tmp_path: Path) -> None:
         path_scopes=(("**",), ("src/**", "tests/**", "other/**")),
         max_files=50,
         max_changed_lines=5,
-        strategies=("guarded_division", "rewrite_everything"),
+        strategies=(RepairStrategy.GUARDED_DIVISION, RepairStrategy.COLUMN_RENAME),
     )
     policy = narrowed_policy(central, wide)
     assert policy.unpermitted_scope("src/a.py") is None
@@ -168,3 +174,19 @@ def test_the_evaluation_entry_point(argv: list[str], globs: list[str]) -> None:
 def test_repair_paths_stay_inside_the_workspace(glob: str) -> None:
     with pytest.raises(WorkspaceConfigError):
         workspace_config_from_document({"workspace": {"repair_paths": [glob]}}, "bundle.yaml")
+
+
+def test_a_workspace_naming_a_strategy_not_in_the_catalogue_is_refused_in_one_line() -> None:
+    document = {"workspace": {}, "repair": {"strategies": ["guarded_division", "rewrite_everything"]}}
+    with pytest.raises(WorkspaceConfigError) as raised:
+        workspace_config_from_document(document, "bundle.yaml")
+    assert str(raised.value) == "bundle.yaml: unknown repair strategy 'rewrite_everything'"
+
+
+def test_a_strategy_the_policy_does_not_permit_is_named_with_the_permitted_names(tmp_path: Path) -> None:
+    """The permitted strategies are enum members; the finding names them as the policy file does."""
+    policy = narrowed_policy(load_central_policy(write(tmp_path, REPAIR)), WorkspaceRepairConfig())
+    assert check_strategy("guarded_division", policy).findings == ()
+    assert check_strategy(RepairStrategy.REVERT_CHANGE, policy).reason == "'revert_change' is permitted"
+    (finding,) = check_strategy("rewrite_everything", policy).findings
+    assert finding.detail == "'rewrite_everything' is not in ('guarded_division', 'revert_change')"

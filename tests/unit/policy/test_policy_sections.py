@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from contracts.catalogue import RepairStrategy
 from libs.bundle.load import load_bundle
 from libs.policy.diagnosis import DiagnosisPolicy
 from libs.policy.effective import effective_policy, effective_policy_bytes, read_central_policy
@@ -153,3 +154,24 @@ def test_the_division_section_is_typed_in_either_shape() -> None:
     assert policy.repair.division == DivisionPolicy(denominators=frozenset({"zero", "nan"}), fallback=0)
     document["repair"]["division"] = {"denominators": ["infinity"]}
     assert refusal(document).startswith("policies/churn.yaml: repair.division.denominators.0: ")
+
+
+@pytest.mark.parametrize(
+    "repair",
+    [
+        {**read_central_policy()["repair"], "strategies": ["guarded_division", "rewrite_everything"]},
+        {"allowed_paths": ["pkg/*.py"], "strategies": ["guarded_division", "rewrite_everything"]},
+    ],
+    ids=["central", "narrowing"],
+)
+def test_a_strategy_not_in_the_catalogue_is_named_in_one_line(repair: dict[str, Any]) -> None:
+    """A policy's strategies are the catalogue's (contracts.catalogue.RepairStrategy): a name it does not hold is
+    refused, not silently never tried."""
+    line = refusal(churn_policy(repair=repair))
+    assert line == "policies/churn.yaml: repair.strategies: unknown repair strategy 'rewrite_everything'"
+
+
+def test_a_policy_s_strategies_are_the_catalogue_s_members() -> None:
+    policy = parse_policy(effective_policy_bytes(load_bundle(CHURN), read_central_policy()), "churn")
+    assert policy.repair is not None and policy.repair.strategies
+    assert all(isinstance(name, RepairStrategy) for name in policy.repair.strategies)

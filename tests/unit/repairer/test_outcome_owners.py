@@ -8,10 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from contracts.common import AssetOwners
-from contracts.events.diagnosis import ContextSummary, DiagnosisAbstained, DiagnosisReport, RankedHypothesis
+from contracts.events.diagnosis import (
+    ContextSummary,
+    DiagnosisAbstained,
+    DiagnosisCompleted,
+    DiagnosisReport,
+    RankedHypothesis,
+)
 from services.repairer.events import withheld_after_abstention
 from services.repairer.handler import RepairWithholding, propose_repair
 from services.repairer.outcome_owners import abstention_candidates, owners_to_tell, urns_to_notify
+from tests.support.sample_diagnosis import diagnosis_completed
 from tests.support.sample_owners import owned
 from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.publisher.publisher_inputs import _common
@@ -109,13 +116,8 @@ POLICY = repair_section({"strategies": ["column_rename", "null_guard"], "allowed
 SPEC = workspace_policy(evaluate=["python", "evaluate.py", "--data", "{data}"])
 
 
-def completed(hypothesis: str, hints: dict[str, Any], context_summary: ContextSummary) -> dict[str, Any]:
-    summary_json = context_summary.model_dump(mode="json")
-    return {
-        "hypothesis": hypothesis,
-        "confidence": 0.8,
-        "report": {"repair_hints": hints, "context_summary": summary_json},
-    }
+def completed(hypothesis: str, hints: dict[str, Any], context_summary: ContextSummary) -> DiagnosisCompleted:
+    return diagnosis_completed(hypothesis, hints=hints, context_summary=context_summary)
 
 
 def test_every_withholding_of_a_data_cause_carries_the_owners_and_the_reason_names_them(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from services.repairer.patch_guard import ProposedPatch, check_patch, spec_protected_paths
 from tests.support.typed_policy import repair_section, workspace_policy
@@ -51,7 +52,10 @@ def test_a_small_patch_to_an_allowed_file_passes() -> None:
 
 
 def test_strategy_must_be_in_the_policy() -> None:
-    assert rules(GOOD, strategy="rewrite_everything") == ["strategy_not_permitted"]
+    """A catalogue strategy the policy does not permit (a name outside the catalogue is no ProposedPatch at all)."""
+    assert rules(GOOD, strategy="revert_change") == ["strategy_not_permitted"]
+    with pytest.raises(ValidationError):
+        ProposedPatch(strategy="rewrite_everything", unified_diff=GOOD)
 
 
 def test_too_many_files() -> None:

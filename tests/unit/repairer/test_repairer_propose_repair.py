@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contracts.events.diagnosis import DiagnosisCompleted
 from services.repairer.handler import RepairProposal, RepairWithholding, propose_repair
+from tests.support.sample_diagnosis import diagnosis_abstained, diagnosis_completed
 from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.repairer.strategies.patched_trees import write_tree
 
@@ -26,24 +28,17 @@ SPEC = workspace_policy(evaluate=["python", "evaluate.py", "--data", "{data}"])
 OWNERS = {"model_owners": ["urn:li:corpuser:ana"], "upstream_owners": ["urn:li:corpuser:data-eng"]}
 
 
-def diagnosis(**overrides: Any) -> dict[str, Any]:
-    outcome: dict[str, Any] = {
-        "decision": "diagnosed",
-        "chosen_hypothesis": "feature_transformation",
-        "confidence": 0.9,
-        "suspected": {"file": "pkg/features.py", "function": "monthly", "divisor": "months"},
-    }
-    outcome.update(overrides)
-    return outcome
+def diagnosis(hypothesis: str = "feature_transformation", suspect: dict[str, Any] | None = None) -> DiagnosisCompleted:
+    """A diagnosis naming ``hypothesis`` (a feature transformation) in ``pkg/features.py``'s ``monthly``."""
+    suspected = suspect or {"file": "pkg/features.py", "function": "monthly", "divisor": "months"}
+    return diagnosis_completed(hypothesis, confidence=0.9, suspect=suspected)
 
 
-def completed(hypothesis: str, hints: dict[str, Any]) -> dict[str, Any]:
-    """The DiagnosisCompleted payload's fields propose_repair reads."""
-    return {
-        "hypothesis": hypothesis,
-        "confidence": 0.8,
-        "report": {"suspect": None, "repair_hints": hints, "context_summary": OWNERS},
-    }
+def completed(
+    hypothesis: str, hints: dict[str, Any], evidence: list[dict[str, Any]] | None = None
+) -> DiagnosisCompleted:
+    """A diagnosis with no suspect: the hypothesis, its repair hints, and the context's owners."""
+    return diagnosis_completed(hypothesis, hints=hints, context_summary=OWNERS, evidence=evidence or [])
 
 
 def workspace(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
@@ -107,14 +102,15 @@ def test_the_values_the_diagnosis_saw_decide_whether_one_expression_reads_them(t
         "    except (TypeError, ValueError):\n        return default\n\n\n"
         'def amounts(rows):\n    return [parse_amount(row["quoted_amount"]) for row in rows]\n'
     )
-    payload = completed("type_conversion", {"text_numeric_columns": ["quoted_amount"]})
+    hints = {"text_numeric_columns": ["quoted_amount"]}
     retyped = {"quoted_amount": {"examples": ["$1,019.54", "USD 845.00"], "now": "numeric_text"}}
-    payload["report"]["evidence"] = [{"kind": "data.source_types", "values": {"retyped": retyped}}]
+    payload = completed("type_conversion", hints, [{"kind": "data.source_types", "values": {"retyped": retyped}}])
     policy = POLICY.model_copy(update={"strategies": ("numeric_coercion",), "max_changed_lines": 40})
     result = propose_repair(payload, workspace(tmp_path, {"pkg/features.py": parser}), policy, SPEC)
     assert isinstance(result, RepairProposal) and (result.added_lines, result.removed_lines) == (1, 1)
     assert result.inserted_lines[0].startswith('        return float(str(value).replace(",", "").strip(')
     retyped["quoted_amount"]["examples"].append("7,25")
+    payload = completed("type_conversion", hints, [{"kind": "data.source_types", "values": {"retyped": retyped}}])
     result = propose_repair(payload, workspace(tmp_path / "comma", {"pkg/features.py": parser}), policy, SPEC)
     assert isinstance(result, RepairProposal) and "def _number_text(value: object) -> object:" in result.inserted_lines
 
@@ -152,17 +148,20 @@ def test_a_missing_hint_is_a_refusal_not_a_data_cause(tmp_path: Path) -> None:
 
 
 def test_withholds_when_the_diagnosis_abstained(tmp_path: Path) -> None:
-    result = propose_repair(
-        {"decision": "abstained", "abstention_reason": "two causes are close"}, workspace(tmp_path), POLICY, SPEC
-    )
+    result = propose_repair(diagnosis_abstained("two causes are close"), workspace(tmp_path), POLICY, SPEC)
     assert isinstance(result, RepairWithholding)
     assert result.reason_code == "diagnosis_abstained" and "two causes are close" in result.reason
 
 
 def test_withholds_when_the_policy_permits_no_strategy_for_the_hypothesis(tmp_path: Path) -> None:
-    for hypothesis in ("type_conversion", "unknown"):
-        result = propose_repair(diagnosis(chosen_hypothesis=hypothesis), workspace(tmp_path), POLICY, SPEC)
+    reasons = {
+        "type_conversion": "the policy permits none of ['numeric_coercion'] for 'type_conversion'",
+        "unknown": "no strategy answers the hypothesis 'unknown'",
+    }
+    for hypothesis, reason in reasons.items():
+        result = propose_repair(diagnosis(hypothesis), workspace(tmp_path), POLICY, SPEC)
         assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
+        assert (result.reason, result.hypothesis) == (reason, hypothesis)
     result = propose_repair(diagnosis(), workspace(tmp_path), POLICY.model_copy(update={"strategies": ()}), SPEC)
     assert isinstance(result, RepairWithholding) and result.reason_code == "no_applicable_strategy"
 
@@ -178,7 +177,7 @@ def test_withholds_when_the_guard_rejects_the_patch(tmp_path: Path) -> None:
     root = workspace(tmp_path, {"tests/features.py": FEATURES})
     suspect = {"file": "tests/features.py", "function": "monthly"}
     result = propose_repair(
-        diagnosis(suspected=suspect), root, POLICY.model_copy(update={"allowed_paths": ("**/*.py",)}), SPEC
+        diagnosis(suspect=suspect), root, POLICY.model_copy(update={"allowed_paths": ("**/*.py",)}), SPEC
     )
     assert isinstance(result, RepairWithholding) and result.reason_code == "guard_rejected"
     assert "path_protected" in {violation.rule for violation in result.violations}
@@ -187,6 +186,6 @@ def test_withholds_when_the_guard_rejects_the_patch(tmp_path: Path) -> None:
 def test_never_reads_outside_the_workspace(tmp_path: Path) -> None:
     (tmp_path / "secret.py").write_text(FEATURES)
     suspect = {"file": "../secret.py", "function": "monthly"}
-    result = propose_repair(diagnosis(suspected=suspect), workspace(tmp_path), POLICY, SPEC)
+    result = propose_repair(diagnosis(suspect=suspect), workspace(tmp_path), POLICY, SPEC)
     assert isinstance(result, RepairWithholding) and result.reason_code == "strategy_refused"
     assert "../secret.py is not a readable file" in result.reason

@@ -21,6 +21,7 @@ from libs.policy.effective import read_central_policy
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import evaluate_model
 from services.repairer.handler import RepairProposal, propose_repair
+from tests.support.sample_diagnosis import diagnosis_completed
 from tests.support.typed_policy import repair_section
 
 REPOS = Path(__file__).resolve().parents[3] / "fixtures" / "repos"
@@ -55,11 +56,7 @@ def _window(bundle: Any, name: str) -> DataWindow:
 def _proposal(name: str) -> tuple[Any, RepairProposal]:
     hypothesis, hints, _ = CASES[name]
     bundle = load_bundle(REPOS / name)
-    diagnosis = {
-        "hypothesis": hypothesis,
-        "confidence": 0.9,
-        "report": {"suspect": None, "repair_hints": hints.model_dump(mode="json"), "context_summary": {}},
-    }
+    diagnosis = diagnosis_completed(hypothesis, confidence=0.9, hints=hints)
     result = propose_repair(
         diagnosis,
         bundle.tree("candidate"),
@@ -109,12 +106,7 @@ def test_freight_amounts_read_plainly_in_one_expression_recover(tmp_path: Path) 
     bundle = load_bundle(REPOS / name)
     seen = ["$10.10", "$1,019.54", "USD 100.59", "USD 1,008.52", "1,009.04"]
     evidence = [{"kind": "data.source_types", "values": {"retyped": {"quoted_amount": {"examples": seen}}}}]
-    hints = CASES[name][1].model_dump(mode="json")
-    diagnosis = {
-        "hypothesis": "type_conversion",
-        "confidence": 0.9,
-        "report": {"suspect": None, "repair_hints": hints, "context_summary": {}, "evidence": evidence},
-    }
+    diagnosis = diagnosis_completed("type_conversion", confidence=0.9, hints=CASES[name][1], evidence=evidence)
     proposal = propose_repair(
         diagnosis,
         bundle.tree("candidate"),
