@@ -69,7 +69,7 @@ MCL_ROUNDS ?= 3
 
 bench: $(STAMP)
 	$(PY) -m modelguard bench diagnosis fixtures/scenarios fixtures/repos
-	$(PY) -m modelguard bench pipeline
+	$(PY) -m modelguard bench pipeline --incidents 10
 	$(PY) -m modelguard bench chaos
 	$(PY) -m modelguard bench broker-restart
 	$(PY) -m modelguard bench replicas

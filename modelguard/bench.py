@@ -38,7 +38,7 @@ from modelguard.broker_restart import republish_once, run_broker_restart
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
-from modelguard.pipeline_overhead import IncidentTime, Spans, incident_times, measured_twice, read_spans
+from modelguard.pipeline_overhead import IncidentTime, Spans, at_once, incident_times, measured_twice, read_spans
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.summary import PHASE_OF
@@ -235,6 +235,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     print(f"{'end-to-end':10} {percentile(e2e, 0.5):12.3f} {percentile(e2e, 0.95):8.3f}")
     spans = read_spans(settings.trace_file or settings.home / "traces.jsonl")
     print("\n".join(overhead_lines(incident_times(done, spans), spans)))
+    print(at_once(done, spans, wall, len(os.sched_getaffinity(0))).line())
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from libs.events.codec import SignedEvent
+from libs.observability.command_span import CPU_ATTRIBUTE
 from libs.telemetry import incident_trace_id
 from libs.workspace.evaluation_cache import SPAN as EVALUATION_SPAN
 from modelguard.summary import PHASE_OF
@@ -36,6 +38,8 @@ class CommandSpan:
     """What ran, without its paths: ``predict.py``, ``pytest``, ``churn_model.features``, ``python -c``."""
     start: float
     end: float
+    cpu_s: float | None = None
+    """The CPU seconds its processes used, where the sandbox measured them."""
 
 
 @dataclass(frozen=True)
@@ -62,13 +66,25 @@ def read_spans(path: Path) -> Spans:
         if span["name"].startswith(COMMAND_SPAN):
             start, end = span["start_ns"] / 1e9, span["end_ns"] / 1e9
             label = command_label(attributes.get("process.command_args", "()"))
-            commands.append(CommandSpan(service, span["trace_id"], label, start, end))
+            cpu_s = _seconds(attributes.get(CPU_ATTRIBUTE))
+            commands.append(CommandSpan(service, span["trace_id"], label, start, end, cpu_s))
         elif span["name"] == EVALUATION_SPAN:
             cached = attributes.get("modelguard.evaluation.cached") == "True"
             evaluations.append(
                 EvaluationSpan(service, span["trace_id"], attributes.get("modelguard.evaluation.key", ""), cached)
             )
     return Spans(commands, evaluations)
+
+
+def _seconds(value: object) -> float | None:
+    """A span attribute's seconds (the span file writes attributes as text); None when absent or not a duration."""
+    if value is None:
+        return None
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def command_label(argv_text: str) -> str:
@@ -139,6 +155,45 @@ def incident_times(done: dict[str, list[SignedEvent]], spans: Spans) -> list[Inc
             time.by_phase[phase] = time.by_phase.get(phase, 0.0) + (finished - began - ran)
         times.append(time)
     return times
+
+
+@dataclass(frozen=True)
+class AtOnce:
+    """Incidents reported together, against the machine's floor for them: their workspace commands' CPU time spread
+    over the cores (ModelGuard's own work is not in the floor: the wall time over it is what ModelGuard adds)."""
+
+    incidents: int
+    wall_s: float
+    commands: int
+    measured: int
+    """Commands with a CPU reading (a command on a runner or in a Job may have none)."""
+    commands_cpu_s: float
+    cores: int
+
+    @property
+    def floor_s(self) -> float:
+        return self.commands_cpu_s / self.cores
+
+    @property
+    def ratio(self) -> float | None:
+        return self.wall_s / self.floor_s if self.floor_s > 0 else None
+
+    def line(self) -> str:
+        ratio = "not measured (no command reported its CPU time)" if self.ratio is None else f"{self.ratio:.2f}"
+        return (
+            f"{self.incidents} incidents at once: {self.wall_s:.1f} s wall; their {self.commands} workspace commands "
+            f"used {self.commands_cpu_s:.1f} CPU-s ({self.measured} of {self.commands} measured), "
+            f"{self.floor_s:.1f} s spread over {self.cores} cores; wall / that floor {ratio} (goal ≤ 1.3)"
+        )
+
+
+def at_once(done: dict[str, list[SignedEvent]], spans: Spans, wall_s: float, cores: int) -> AtOnce:
+    """``done``: the incidents reported together (each one's events); ``wall_s``: from reporting them to the last
+    one's publication."""
+    traces = {incident_trace_id(events[0].event.meta.incident_id) for events in done.values()}
+    commands = [c for c in spans.commands if c.trace_id in traces]
+    measured = [c.cpu_s for c in commands if c.cpu_s is not None]
+    return AtOnce(len(done), wall_s, len(commands), len(measured), sum(measured), cores)
 
 
 def _phase_windows(done: dict[str, list[SignedEvent]]) -> dict[str, list[tuple[str, str, float, float]]]:

@@ -45,7 +45,13 @@ def command_span(argv: Sequence[str], cwd: Path, where: str) -> Iterator[Span]:
         yield span
 
 
-def record_exit(span: Span, returncode: int, failure: str | None) -> None:
+CPU_ATTRIBUTE = "modelguard.command.cpu_s"
+"""The CPU seconds the command's processes used (user and system), where the sandbox measured them."""
+
+
+def record_exit(span: Span, returncode: int, failure: str | None, cpu_s: float | None = None) -> None:
     span.set_attribute("process.exit.code", returncode)
+    if cpu_s is not None:
+        span.set_attribute(CPU_ATTRIBUTE, cpu_s)
     if failure is not None:
         span.set_status(Status(StatusCode.ERROR, failure[:200]))

@@ -19,6 +19,7 @@ from modelguard.pipeline_overhead import (
     CommandSpan,
     EvaluationSpan,
     Spans,
+    at_once,
     command_label,
     incident_times,
     measured_twice,
@@ -92,3 +93,39 @@ def test_labels_unions_and_evaluations_measured_twice(tmp_path: Path) -> None:
     spans = read_spans(tmp_path / "traces.jsonl")
     assert spans.commands == [CommandSpan("detector", "t", "predict.py", 1.0, 3.0)]
     assert spans.evaluations == [EvaluationSpan("diagnoser", "t", "k1", True)]
+
+
+def test_a_command_span_s_cpu_time_is_read_from_its_text_attribute(tmp_path: Path) -> None:
+    def command(cpu: str | None) -> dict[str, object]:
+        attributes = {"process.command_args": "('python', 'predict.py')"}
+        if cpu is not None:
+            attributes["modelguard.command.cpu_s"] = cpu
+        return {"name": "workspace command python", "service": "modelguard-validator", "trace_id": "t",
+                "start_ns": 0, "end_ns": 1e9, "attributes": attributes}  # fmt: skip
+
+    lines = [command("1.25"), command(None), command("nan"), command("-1"), command("lots")]
+    (tmp_path / "traces.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    assert [c.cpu_s for c in read_spans(tmp_path / "traces.jsonl").commands] == [1.25, None, None, None, None]
+
+
+def test_incidents_at_once_are_held_against_their_commands_cpu_time_over_the_cores() -> None:
+    keys = Keys("reporter", "detector")
+    a, b, other = _incident(keys, "a", 3.0), _incident(keys, "b", 5.0), _incident(keys, "c", 1.0)
+    ta, tb, tc = (incident_trace_id(e[0].event.meta.incident_id) for e in (a, b, other))
+    spans = Spans(
+        [
+            CommandSpan("detector", ta, "predict.py", T0, T0 + 2, cpu_s=3.0),
+            CommandSpan("diagnoser", tb, "pytest", T0, T0 + 1, cpu_s=1.0),
+            CommandSpan("validator", tb, "predict.py", T0, T0 + 1),  # on a runner: no CPU reading
+            CommandSpan("detector", tc, "predict.py", T0, T0 + 9, cpu_s=50.0),  # not one of them
+        ],
+        [],
+    )
+
+    figure = at_once({"a": a, "b": b}, spans, wall_s=2.6, cores=2)
+
+    assert (figure.incidents, figure.commands, figure.measured) == (2, 3, 2)
+    assert figure.commands_cpu_s == pytest.approx(4.0) and figure.floor_s == pytest.approx(2.0)
+    assert figure.ratio == pytest.approx(1.3)
+    assert "2 incidents at once: 2.6 s wall" in figure.line() and "wall / that floor 1.30" in figure.line()
+    assert at_once({}, spans, wall_s=1.0, cores=2).ratio is None

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from libs.observability.command_span import CPU_ATTRIBUTE
 from libs.telemetry import incident_span_context, incident_trace_id
 
 REPO = Path(__file__).resolve().parents[3]
@@ -28,6 +29,7 @@ tracer = telemetry.tracer_provider.get_tracer("test")
 workspace = Path(sys.argv[2])
 with tracer.start_as_current_span("handle RepairProposed", context=incident_context("inc-with-span")):
     run_command(["python", "-c", "print(1)"], cwd=workspace, timeout_s=30)
+    run_command(["python", "-c", "print(sum(i * i for i in range(4_000_000)))"], cwd=workspace, timeout_s=60)
 
 def bare_thread():
     set_log_context("inc-bare-thread", None)
@@ -48,8 +50,8 @@ def test_each_command_is_a_span_of_its_incidents_trace(tmp_path: Path) -> None:
     for span in spans:
         by_name.setdefault(span["name"], []).append(span)
     [handler] = by_name["handle RepairProposed"]
-    first, second = sorted(by_name["workspace command python"], key=lambda s: s["start_ns"])
-    assert first["trace_id"] == handler["trace_id"] == incident_trace_id("inc-with-span")
+    first, burner, second = sorted(by_name["workspace command python"], key=lambda s: s["start_ns"])
+    assert first["trace_id"] == burner["trace_id"] == handler["trace_id"] == incident_trace_id("inc-with-span")
     assert first["parent_span_id"] == handler["span_id"]
     assert first["attributes"]["process.exit.code"] == "0"
     assert first["attributes"]["modelguard.runner"] == "local"
@@ -57,3 +59,18 @@ def test_each_command_is_a_span_of_its_incidents_trace(tmp_path: Path) -> None:
     assert second["trace_id"] == incident_trace_id("inc-bare-thread")
     assert second["parent_span_id"] == f"{incident_span_context('inc-bare-thread').span_id:016x}"
     assert second["attributes"]["process.exit.code"] == "3"
+
+
+def test_each_command_span_carries_the_cpu_time_its_processes_used(tmp_path: Path) -> None:
+    """CPU seconds, not wall: a loop of four million squares uses measurably more than printing one number, however
+    busy the machine is (it waits for a core without using one)."""
+    trace_file = tmp_path / "traces.jsonl"
+    subprocess.run([sys.executable, "-c", PROCESS, str(trace_file), str(tmp_path)], cwd=REPO, check=True)
+    commands = sorted(
+        (json.loads(line) for line in trace_file.read_text().splitlines()),
+        key=lambda s: s["start_ns"],
+    )
+    cpu = [float(s["attributes"][CPU_ATTRIBUTE]) for s in commands if s["name"] == "workspace command python"]
+    printed, burned, exited = cpu
+    assert 0 < printed < burned and 0 < exited < burned
+    assert burned - printed > 0.1
