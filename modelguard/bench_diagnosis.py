@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.outcomes import Outcome
 from libs.bundle.load import is_bundle
 from modelguard.investigation_outcome import OUTCOME_EXIT_CODES
@@ -34,19 +35,19 @@ OUTCOMES_THAT_NOTIFY = (Outcome.REPAIR_WITHHELD, Outcome.NO_CODE_REPAIR, Outcome
 class BundleResult:
     bundle: str
     expected_outcome: str | None
-    expected_hypothesis: str | None
+    expected_hypothesis: Hypothesis | None
     outcome: str | None
-    hypothesis: str | None
-    ranked: list[str]
+    hypothesis: Hypothesis | None
+    ranked: list[Hypothesis]
     exit_code: int
     exit_code_matches: bool
-    repair_strategy: str | None
+    repair_strategy: RepairStrategy | None
     repair_lines: int | None
     seconds: float
     validation_seconds: float | None = None
     error: str | None = None
     source: str = ""
-    expected_strategy: str | None = None
+    expected_strategy: RepairStrategy | None = None
     diagnosis_seconds: float | None = None
     evaluations: dict[str, int] | None = None
     """Model evaluations each phase ran (ci, detector, diagnoser, validator), from the signed events."""
@@ -123,7 +124,7 @@ def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleR
     if not summary_path.is_file():
         tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         return BundleResult(
-            bundle.name, expected.get("outcome"), expected.get("hypothesis"), None, None, [],
+            bundle.name, expected.get("outcome"), hypothesis_named(expected.get("hypothesis")), None, None, [],
             completed.returncode, False, None, None, seconds, error=tail[:300], source=source,
         )  # fmt: skip
     summary = json.loads(summary_path.read_text())
@@ -132,18 +133,18 @@ def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleR
     return BundleResult(
         bundle=bundle.name,
         expected_outcome=expected.get("outcome"),
-        expected_hypothesis=expected.get("hypothesis"),
+        expected_hypothesis=hypothesis_named(expected.get("hypothesis")),
         outcome=summary["outcome"],
-        hypothesis=diagnosis.get("hypothesis"),
-        ranked=[item["kind"] for item in diagnosis.get("ranked", [])],
+        hypothesis=hypothesis_named(diagnosis.get("hypothesis")),
+        ranked=[Hypothesis(item["kind"]) for item in diagnosis.get("ranked", [])],
         exit_code=completed.returncode,
         exit_code_matches=completed.returncode == OUTCOME_EXIT_CODES[summary["outcome"]],
-        repair_strategy=repair.get("strategy"),
+        repair_strategy=strategy_named(repair.get("strategy")),
         repair_lines=repair.get("lines"),
         seconds=round(seconds, 2),
         validation_seconds=validation_seconds(out / "events"),
         source=source,
-        expected_strategy=expected.get("repair_strategy"),
+        expected_strategy=strategy_named(expected.get("repair_strategy")),
         diagnosis_seconds=phase_seconds(
             out / "events", "ContextCollected", ("DiagnosisCompleted", "DiagnosisAbstained")
         ),
@@ -153,6 +154,16 @@ def investigate_bundle(bundle: Path, scratch: Path, source: str = "") -> BundleR
         repair_files=tuple(repair.get("files") or ()),
         reference_fix_files=tuple(expected["reference_fix_files"]) if "reference_fix_files" in expected else None,
     )
+
+
+def hypothesis_named(name: str | None) -> Hypothesis | None:
+    """The catalogue's hypothesis a summary or expected.json names (None: none named)."""
+    return Hypothesis(name) if name is not None else None
+
+
+def strategy_named(name: str | None) -> RepairStrategy | None:
+    """The catalogue's repair strategy a summary or expected.json names (None: none named)."""
+    return RepairStrategy(name) if name is not None else None
 
 
 def _events(events_dir: Path) -> dict[str, dict[str, Any]]:
@@ -266,7 +277,7 @@ def run_diagnosis_bench(folders: Sequence[Path], as_json: bool) -> int:
                 result = investigate_bundle(bundle, Path(scratch), source)
                 results.append(result)
                 if not as_json:
-                    print(_line(result), flush=True)
+                    print(bundle_line(result), flush=True)
     by_source = {source: score([r for r in results if r.source == source]) for source in sources if sources[source]}
     together = score(results)
     if as_json:
@@ -298,7 +309,7 @@ def _summary_line(figures: dict[str, Any]) -> str:
     )
 
 
-def _line(r: BundleResult) -> str:
+def bundle_line(r: BundleResult) -> str:
     mark = "ok " if r.outcome_right and r.top1_right else "MISS"
     got = f"{r.outcome}/{r.hypothesis}" if r.error is None else f"error: {r.error}"
     repair = (

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.meta import SHA256_HEX
 from contracts.outcomes import PublishedOutcome
 
@@ -68,7 +69,7 @@ class GateClaim(_Claim):
 
 
 class DiagnosisClaim(_Claim):
-    hypothesis: str | None
+    hypothesis: Hypothesis | None
     confidence: float | None
     report_sha256: str = Field(pattern=SHA256_HEX)
     invalid_values: dict[str, int]
@@ -76,7 +77,7 @@ class DiagnosisClaim(_Claim):
 
 
 class PatchClaim(_Claim):
-    strategy: str
+    strategy: RepairStrategy
     files: list[str]
     added_lines: int
     removed_lines: int

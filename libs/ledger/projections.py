@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contracts.catalogue import Hypothesis
 from contracts.events.context import ContextCollected, UpstreamRiskDetected
 from contracts.events.publication import Published
 from contracts.outcomes import IncidentStatus, Outcome
@@ -66,7 +67,7 @@ class IncidentProjection(BaseModel):
     baseline: float | None = None
     candidate: float | None = None
     after_repair: float | None = None
-    hypothesis: str | None = None
+    hypothesis: Hypothesis | None = None
     confidence: float | None = None
     reason: str | None = None
     owners: dict[str, list[str]] = Field(

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from contracts.catalogue import Hypothesis
 from contracts.events.diagnosis import ExperimentRun, RepairHints
 from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.catalogue.decision import CauseLocation, Decision, decide
@@ -26,11 +27,11 @@ class IncidentDiagnosis(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     decision: Literal["diagnosed", "abstained"]
-    chosen_hypothesis: str | None
+    chosen_hypothesis: Hypothesis | None
     confidence: float | None
     abstention_code: str | None
     abstention_reason: str | None
-    top_hypothesis: str
+    top_hypothesis: Hypothesis
     margin: float | None
     cause_location: CauseLocation
     metric: str

@@ -15,7 +15,7 @@ from services.diagnoser.incident_evidence import IncidentEvidence
 MODULE_LEVEL = "<module>"
 
 
-def repair_hints(collected: IncidentEvidence, hypothesis: str | None) -> RepairHints:
+def repair_hints(collected: IncidentEvidence, hypothesis: Hypothesis | None) -> RepairHints:
     """The static findings of the read columns, joined by the faults the data interventions measured (whatever
     column the code reads them through)."""
     read = _values(collected, EvidenceKind.READ_COLUMNS)
@@ -48,7 +48,7 @@ def _joined(static: list[str], measured: Iterable[ColumnFault], kind: str) -> li
     return list(dict.fromkeys([*static, *(fault.column for fault in measured if fault.kind == kind)]))
 
 
-def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> list[ChangeRef]:
+def isolated_changes(collected: IncidentEvidence, hypothesis: Hypothesis | None) -> list[ChangeRef]:
     """The units of the change that carry the drop, for a cause in the code, with the units that define the
     module-level names a revert of them needs (``revert_closure``)."""
     if collected.isolation is None or location_of(hypothesis) != CauseLocation.CODE:
@@ -75,7 +75,7 @@ def isolated_changes(collected: IncidentEvidence, hypothesis: str | None) -> lis
     ]
 
 
-def generated_on_path(collected: IncidentEvidence, hypothesis: str | None) -> list[GeneratedFileRef]:
+def generated_on_path(collected: IncidentEvidence, hypothesis: Hypothesis | None) -> list[GeneratedFileRef]:
     """Generated files among those a code repair would edit: the isolated change's, else every changed one."""
     if location_of(hypothesis) != CauseLocation.CODE:
         return []
@@ -87,7 +87,7 @@ def generated_on_path(collected: IncidentEvidence, hypothesis: str | None) -> li
     ]
 
 
-def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> list[Suspect]:
+def changed_functions(collected: IncidentEvidence, hypothesis: Hypothesis | None) -> list[Suspect]:
     """Functions the candidate changed on the cause's path: feature modules for a feature transformation,
     elsewhere for a training change (a changed module-level parameter counts as ``<module>``), none for a cause
     in the data, all when no cause is named."""
@@ -95,11 +95,11 @@ def changed_functions(collected: IncidentEvidence, hypothesis: str | None) -> li
         return []
     code = _values(collected, EvidenceKind.CODE_CHANGE)
     divisors = {(d["file"], d["function"]): d["divisor"] for d in code.get("unguarded_divisions", [])}
-    on_feature_path: dict[str, bool] = {
+    on_feature_path: dict[Hypothesis | None, bool] = {
         Hypothesis.FEATURE_TRANSFORMATION: True,
         Hypothesis.TRAINING_CONFIG_CHANGE: False,
     }
-    wanted = on_feature_path.get(hypothesis or "")
+    wanted = on_feature_path.get(hypothesis)
     isolated = _isolated_anchors(collected)
     suspects = [
         Suspect(file=f["file"], function=f["function"], divisor=divisors.get((f["file"], f["function"])))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from services.diagnoser.catalogue.hypotheses import FEATURE_TRANSFORMATION, TRAINING_CONFIG_CHANGE
+from contracts.catalogue import Hypothesis
 from services.diagnoser.evidence import Evidence, EvidenceKind
 from services.diagnoser.incident_evidence import IncidentEvidence
 
@@ -21,15 +21,15 @@ class SuspectedLocation(BaseModel):
     evidence_id: str
 
 
-def suspected_location(collected: IncidentEvidence, hypothesis: str | None) -> SuspectedLocation | None:
+def suspected_location(collected: IncidentEvidence, hypothesis: Hypothesis | None) -> SuspectedLocation | None:
     """For a cause in the code: the introduced unguarded division, else the first changed function on the
     cause's path (feature modules for a transformation, elsewhere for a training change)."""
-    if hypothesis not in (FEATURE_TRANSFORMATION, TRAINING_CONFIG_CHANGE):
+    if hypothesis not in (Hypothesis.FEATURE_TRANSFORMATION, Hypothesis.TRAINING_CONFIG_CHANGE):
         return None
     code = collected.first(EvidenceKind.CODE_CHANGE)
     if code is None:
         return None
-    on_feature_path = hypothesis == FEATURE_TRANSFORMATION
+    on_feature_path = hypothesis == Hypothesis.FEATURE_TRANSFORMATION
     if on_feature_path:
         for division in code.values["unguarded_divisions"]:
             return SuspectedLocation(

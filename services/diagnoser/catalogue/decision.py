@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict
 from contracts.catalogue import CauseLocation, Hypothesis
 from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.catalogue.facts import Fact, Facts
-from services.diagnoser.catalogue.hypotheses import UNKNOWN
 from services.diagnoser.catalogue.scoring import ScoredHypothesis
 
 RECOVERY_FACTS = {
@@ -102,7 +101,7 @@ def decide(ranked: list[ScoredHypothesis], facts: Facts, thresholds: DiagnosisPo
     split = _split_data_recovery(facts, thresholds) if top.location == CauseLocation.DATA else None
     if split is not None:
         return abstain("mixed_cause", split)
-    if top.name == UNKNOWN:
+    if top.name == Hypothesis.UNKNOWN:
         return abstain("nothing_supported", f"no hypothesis is supported (best named score {1 - top.score:.2f})")
     if top.score < thresholds.abstain_below:
         return abstain(

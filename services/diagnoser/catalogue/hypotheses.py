@@ -24,16 +24,6 @@ from dataclasses import dataclass
 from contracts.catalogue import LOCATION, CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact
 
-FEATURE_TRANSFORMATION = Hypothesis.FEATURE_TRANSFORMATION
-TRAINING_CONFIG_CHANGE = Hypothesis.TRAINING_CONFIG_CHANGE
-UPSTREAM_SCHEMA_CHANGE = Hypothesis.UPSTREAM_SCHEMA_CHANGE
-TYPE_CONVERSION = Hypothesis.TYPE_CONVERSION
-CATEGORY_MAPPING = Hypothesis.CATEGORY_MAPPING
-SOURCE_DATA_QUALITY = Hypothesis.SOURCE_DATA_QUALITY
-COVARIATE_DRIFT = Hypothesis.COVARIATE_DRIFT
-LABEL_SHIFT = Hypothesis.LABEL_SHIFT
-UNKNOWN = Hypothesis.UNKNOWN
-
 
 @dataclass(frozen=True)
 class HypothesisSpec:
@@ -54,7 +44,7 @@ _DATA_COUNTER = {**_NOT_HERE, Fact.DROP_FOLLOWS_CODE: 1.0}
 
 CATALOGUE: tuple[HypothesisSpec, ...] = (
     HypothesisSpec(
-        FEATURE_TRANSFORMATION,
+        Hypothesis.FEATURE_TRANSFORMATION,
         "a change in the feature code computes different model inputs from the same rows",
         support={
             Fact.DROP_FOLLOWS_CODE: 0.30,
@@ -73,7 +63,7 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
         },
     ),
     HypothesisSpec(
-        TRAINING_CONFIG_CHANGE,
+        Hypothesis.TRAINING_CONFIG_CHANGE,
         "a change outside the feature code (training code or parameters) makes the model worse",
         support={
             Fact.DROP_FOLLOWS_CODE: 0.30,
@@ -90,7 +80,7 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
         },
     ),
     HypothesisSpec(
-        UPSTREAM_SCHEMA_CHANGE,
+        Hypothesis.UPSTREAM_SCHEMA_CHANGE,
         "a source column the code reads is gone or renamed upstream",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,
@@ -102,7 +92,7 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
         counter={**_DATA_COUNTER, Fact.READ_COLUMNS_PRESENT: 0.70, Fact.OUTDONE_SCHEMA: 0.60},
     ),
     HypothesisSpec(
-        TYPE_CONVERSION,
+        Hypothesis.TYPE_CONVERSION,
         "a numeric source column arrives as text (formatted numbers)",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,
@@ -113,13 +103,13 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
         counter={**_DATA_COUNTER, Fact.TYPES_UNCHANGED: 0.70, Fact.OUTDONE_TYPE: 0.60},
     ),
     HypothesisSpec(
-        CATEGORY_MAPPING,
+        Hypothesis.CATEGORY_MAPPING,
         "a categorical source column carries values unseen in the approval window",
         support={Fact.DROP_FOLLOWS_DATA: 0.30, Fact.RECOVERED_BY_CATEGORY: 0.35, Fact.UNSEEN_CATEGORIES: 0.30},
         counter={**_DATA_COUNTER, Fact.CATEGORIES_KNOWN: 0.70, Fact.OUTDONE_CATEGORY: 0.60},
     ),
     HypothesisSpec(
-        SOURCE_DATA_QUALITY,
+        Hypothesis.SOURCE_DATA_QUALITY,
         "invalid values (nulls, sentinels, impossible or unparsable values) rose in a source column",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,
@@ -136,7 +126,7 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
         },
     ),
     HypothesisSpec(
-        COVARIATE_DRIFT,
+        Hypothesis.COVARIATE_DRIFT,
         "the inputs' valid values moved (a new segment, a shifted distribution) with no schema, type, category, "
         "quality or label fault",
         support={
@@ -149,7 +139,7 @@ CATALOGUE: tuple[HypothesisSpec, ...] = (
         counter={**_DATA_COUNTER, Fact.DATA_FAULT: 0.50, Fact.SOURCE_STABLE: 0.50, Fact.OUTDONE_DRIFT: 0.40},
     ),
     HypothesisSpec(
-        LABEL_SHIFT,
+        Hypothesis.LABEL_SHIFT,
         "the label mix moved (a prior shift); restoring it wins the metric back",
         support={
             Fact.DROP_FOLLOWS_DATA: 0.30,

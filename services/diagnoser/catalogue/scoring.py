@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from contracts.catalogue import CauseLocation, Hypothesis
 from services.diagnoser.catalogue.facts import Fact, Facts
-from services.diagnoser.catalogue.hypotheses import CATALOGUE, UNKNOWN, HypothesisSpec
+from services.diagnoser.catalogue.hypotheses import CATALOGUE, HypothesisSpec
 
 
 class Contribution(BaseModel):
@@ -63,7 +63,9 @@ def rank_hypotheses(
         (score, index, spec.name, spec.location, spec.description, support, counter, scale)
         for index, (spec, (score, support, counter, scale)) in enumerate(zip(catalogue, scored, strict=True))
     ]
-    entries.append((round(1.0 - best, 4), len(entries), UNKNOWN, None, "no hypothesis is supported", (), (), 1.0))
+    entries.append(
+        (round(1.0 - best, 4), len(entries), Hypothesis.UNKNOWN, None, "no hypothesis is supported", (), (), 1.0)
+    )
     entries.sort(key=lambda entry: (-entry[0], entry[1]))
     return [
         ScoredHypothesis(

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from contracts.catalogue import Hypothesis, RepairStrategy
 from libs.attestation import (
     IN_TOTO_PAYLOAD_TYPE,
     Attestation,
@@ -166,6 +167,19 @@ def test_the_claims_say_what_is_proven(keys: SampleKeys, attestation: Attestatio
     assert f"base {payload.workspace.base_commit[:12]} -> candidate {payload.workspace.candidate_commit[:12]}" in text
     assert "validation passed (1/1 checks): roc_auc after repair 0.9000; tests 12 passed, 0 failed" in text
     assert f"diagnosis {payload.hypothesis} (confidence {payload.confidence})" in text
+
+
+def test_the_claims_name_the_catalogue_members_plainly(keys: SampleKeys, attestation: Attestation) -> None:
+    """The predicate reads the hypothesis and the strategy as the catalogue's members; the claims print their
+    names, never an enum's repr."""
+    check = verify_attestation(attestation.envelope_bytes, keys.registry)
+    assert check.predicate is not None and check.predicate.diagnosis is not None and check.predicate.patch is not None
+    assert check.predicate.diagnosis.hypothesis is Hypothesis.FEATURE_TRANSFORMATION
+    assert isinstance(check.predicate.patch.strategy, RepairStrategy)
+    text = "\n".join(check.claims())
+    assert "diagnosis feature_transformation (confidence " in text
+    assert f"patch {check.predicate.patch.strategy.value} on " in text
+    assert "Hypothesis." not in text and "RepairStrategy." not in text
 
 
 def test_a_registry_of_public_keys_alone_is_enough(keys: SampleKeys, attestation: Attestation) -> None:

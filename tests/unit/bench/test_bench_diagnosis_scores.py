@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from modelguard.bench_diagnosis import BundleResult, score
+from contracts.catalogue import Hypothesis, RepairStrategy
+from modelguard.bench_diagnosis import BundleResult, bundle_line, hypothesis_named, score
 
 
 def _result(
@@ -14,13 +15,13 @@ def _result(
     return BundleResult(
         bundle=name,
         expected_outcome=expected[0],
-        expected_hypothesis=expected[1],
+        expected_hypothesis=hypothesis_named(expected[1]),
         outcome=got[0],
-        hypothesis=got[1],
-        ranked=ranked,
+        hypothesis=hypothesis_named(got[1]),
+        ranked=[Hypothesis(item) for item in ranked],
         exit_code=0,
         exit_code_matches=True,
-        repair_strategy="revert_change" if repaired else None,
+        repair_strategy=RepairStrategy.REVERT_CHANGE if repaired else None,
         repair_lines=3 if repaired else None,
         seconds=1.0,
         validation_seconds=0.5 if repaired else None,
@@ -90,3 +91,13 @@ def test_a_validated_repair_that_changes_a_file_the_reviewers_fix_does_not_is_na
         ),
     ]
     assert score(results)["repairs_outside_the_cause"] == ["also-the-caller"]
+
+
+def test_a_bundles_line_names_the_hypotheses_and_the_strategy_plainly() -> None:
+    ft = "feature_transformation"
+    line = bundle_line(_result("churn", ("repair_validated", ft), ("repair_validated", ft), [ft]))
+    assert (
+        "expected repair_validated/feature_transformation  got repair_validated/feature_transformation "
+        "repair revert_change (3 lines" in line
+    )
+    assert "Hypothesis." not in line and "RepairStrategy." not in line

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from contracts.catalogue import Hypothesis
 from libs.policy.diagnosis import central_diagnosis_policy
 from services.diagnoser.catalogue.decision import decide
 from services.diagnoser.catalogue.facts import Fact, Facts, FactValue
-from services.diagnoser.catalogue.hypotheses import CATALOGUE, UNKNOWN
+from services.diagnoser.catalogue.hypotheses import CATALOGUE
 from services.diagnoser.catalogue.scoring import rank_hypotheses
 
 THRESHOLDS = central_diagnosis_policy()
@@ -120,7 +121,7 @@ CASES = {
 
 
 def test_every_hypothesis_of_the_catalogue_is_scored_and_has_a_case_here() -> None:
-    assert {spec.name for spec in CATALOGUE} | {UNKNOWN} == {*CASES, UNKNOWN}
+    assert {spec.name for spec in CATALOGUE} | {Hypothesis.UNKNOWN} == {*CASES, Hypothesis.UNKNOWN}
     for spec in CATALOGUE:  # a score can never exceed 1: nothing is rescaled
         assert 0.9 - 1e-9 <= sum(spec.support.values()) <= 1.0 + 1e-9
 
@@ -182,7 +183,7 @@ def test_nothing_supported_makes_unknown_win_and_abstain() -> None:
     case = of(DATA, CLEAN_DATA, {Fact.LABEL_STABLE: 1, Fact.SOURCE_STABLE: 1})
     ranked = rank_hypotheses(case)
     decision = decide(ranked, case, THRESHOLDS)
-    assert ranked[0].name == UNKNOWN and decision.reason_code == "nothing_supported"
+    assert ranked[0].name == Hypothesis.UNKNOWN and decision.reason_code == "nothing_supported"
 
 
 def test_a_low_top_score_abstains() -> None:
@@ -211,9 +212,15 @@ def test_two_close_hypotheses_abstain_on_the_margin() -> None:
             Fact.TYPES_UNCHANGED: 1,
         },
     )
-    decision = decide(rank_hypotheses(case), case, THRESHOLDS)
+    ranked = rank_hypotheses(case)
+    decision = decide(ranked, case, THRESHOLDS)
     assert decision.reason_code == "insufficient_margin" and decision.margin is not None
     assert decision.margin < THRESHOLDS.min_margin
+    top, runner_up = ranked[0], ranked[1]  # the reason names them plainly, never as an enum's repr
+    assert decision.reason is not None
+    assert decision.reason.startswith(
+        f"top hypothesis {top.name.value} ({top.score:.2f}) leads {runner_up.name.value} ({runner_up.score:.2f}) by"
+    )
 
 
 def test_what_could_not_be_measured_adds_nothing_and_is_reported_not_rescaled() -> None:

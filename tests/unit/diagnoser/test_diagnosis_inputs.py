@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from contracts.catalogue import Hypothesis
 from contracts.common import PolicyRef
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
@@ -37,13 +38,17 @@ def test_a_feature_transformation_with_its_location_hints_and_report(tmp_path: P
         "feature_transformation",
         "code",
     )
+    assert outcome.chosen_hypothesis is Hypothesis.FEATURE_TRANSFORMATION
+    assert outcome.top_hypothesis is Hypothesis.FEATURE_TRANSFORMATION
     assert outcome.suspected is not None and outcome.suspected.file == "toy/calc.py"
     assert outcome.suspected.divisor == "months"
     assert outcome.invalid_values.base == 0 and outcome.invalid_values.candidate > 0
     assert [s.function for s in outcome.repair_hints.changed_functions] == ["per_month"]
     assert {"total", "months", "visits", "plan"} <= set(outcome.repair_hints.read_columns)
     report = render_markdown(outcome)
-    assert "# Diagnosis: feature_transformation" in report and "Why the runners-up lost" in report
+    assert report.startswith("# Diagnosis: feature_transformation (cause in the code)\n")
+    assert "\n**feature_transformation** scores " in report and "Why the runners-up lost" in report
+    assert "Hypothesis." not in report and "CauseLocation." not in report
     json.dumps(outcome.model_dump(mode="json"))
 
 
@@ -104,6 +109,9 @@ def test_an_abstention_event_carries_the_markdown_too(tmp_path: Path) -> None:
     event = diagnosis_event(collected(), outcome)
     assert isinstance(event, DiagnosisAbstained)
     assert event.report.markdown.startswith("# Diagnosis: abstained") and "mixed_cause" in event.report.markdown
+    assert isinstance(outcome.top_hypothesis, Hypothesis) and outcome.chosen_hypothesis is None
+    assert f"\nBest candidate: {outcome.top_hypothesis.value}.\n" in event.report.markdown
+    assert "Hypothesis." not in event.report.markdown
 
 
 def test_the_same_incident_in_other_folders_gives_the_same_report_and_event(tmp_path: Path) -> None:

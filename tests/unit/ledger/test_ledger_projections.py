@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from contracts.catalogue import Hypothesis
 from contracts.events.context import AffectedModel, UpstreamRiskDetected
 from contracts.events.publication import ChannelResult, Published
 from contracts.events.repair import RepairWithheld
@@ -34,6 +35,7 @@ def test_replay_rebuilds_a_published_repair(store: LedgerStore, keys: SampleKeys
 
     projection = replay(store)[sample_incident_id("repaired")]
 
+    assert projection.hypothesis is Hypothesis.FEATURE_TRANSFORMATION
     assert projection.model_dump(exclude={"last_event_id", "first_at", "last_at"}) == {
         "incident_id": sample_incident_id("repaired"),
         "status": "published",
