@@ -214,9 +214,26 @@ GATE_EVENTS = ("RegressionDetected", "EvaluationPassed")
 VALIDATION_EVENTS = ("RepairValidated", "ValidationFailed")
 
 
+class ExpectedFileError(ValueError):
+    """A bundle's expected.json cannot be read, or names what the catalogue does not hold; one line."""
+
+
 def _expected(bundle: Path) -> dict[str, Any]:
     path = bundle / "expected.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    try:
+        expected = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ExpectedFileError(f"{path}: not readable JSON: {' '.join(str(exc).split())}") from None
+    if not isinstance(expected, dict):
+        raise ExpectedFileError(f"{path}: the expected outcome is a JSON object")
+    for key, members in (("hypothesis", Hypothesis), ("repair_strategy", RepairStrategy)):
+        named = expected.get(key)
+        if named is not None and named not in {m.value for m in members}:
+            known = ", ".join(m.value for m in members)
+            raise ExpectedFileError(f"{path}: {key} {named!r} is not in the catalogue ({known})")
+    return expected
 
 
 def score(results: list[BundleResult]) -> dict[str, Any]:
@@ -270,6 +287,8 @@ def run_diagnosis_bench(folders: Sequence[Path], as_json: bool) -> int:
     if not any(sources.values()):
         print(f"no bundles (folders with bundle.yaml) in {', '.join(map(str, folders))}", file=sys.stderr)
         return 1
+    for bundle in (b for bundles in sources.values() for b in bundles):
+        _expected(bundle)  # a bad expected.json stops the bench before any bundle runs, not half way
     results: list[BundleResult] = []
     with tempfile.TemporaryDirectory(prefix="modelguard-bench-diagnosis-") as scratch:
         for source, bundles in sources.items():

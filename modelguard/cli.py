@@ -296,13 +296,16 @@ DIAGNOSIS_SOURCES = ("fixtures/scenarios", "fixtures/repos")
 
 def _bench(args: argparse.Namespace) -> int:
     if args.target == "diagnosis":
-        from modelguard.bench_diagnosis import run_diagnosis_bench
+        from modelguard.bench_diagnosis import ExpectedFileError, run_diagnosis_bench
 
         folders = [Path(folder) for folder in (args.folder or DIAGNOSIS_SOURCES)]
         for folder in folders:
             if not folder.is_dir():
                 raise CliError(f"{folder} is not a folder of bundles")
-        return run_diagnosis_bench(folders, args.json)
+        try:
+            return run_diagnosis_bench(folders, args.json)
+        except ExpectedFileError as exc:
+            raise CliError(str(exc)) from None
     if args.target == "environment":
         from modelguard.bench_environment import run_environment_bench
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.meta import SHA256_HEX
 from contracts.outcomes import PublishedOutcome
 
@@ -69,7 +68,9 @@ class GateClaim(_Claim):
 
 
 class DiagnosisClaim(_Claim):
-    hypothesis: Hypothesis | None
+    hypothesis: str | None
+    """A catalogue member's name, read as text: a verifier keeps reading attestations that name a hypothesis a later
+    catalogue added (the signature, not this verifier's catalogue, is what vouches for it)."""
     confidence: float | None
     report_sha256: str = Field(pattern=SHA256_HEX)
     invalid_values: dict[str, int]
@@ -77,7 +78,8 @@ class DiagnosisClaim(_Claim):
 
 
 class PatchClaim(_Claim):
-    strategy: RepairStrategy
+    strategy: str
+    """A repair strategy's name, read as text for the same reason as the diagnosis's hypothesis."""
     files: list[str]
     added_lines: int
     removed_lines: int

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+
+import pytest
 
 from contracts.catalogue import Hypothesis, RepairStrategy
 from modelguard.bench_diagnosis import BundleResult, bundle_line, hypothesis_named, score
+from modelguard.cli import main
 
 
 def _result(
@@ -101,3 +105,24 @@ def test_a_bundles_line_names_the_hypotheses_and_the_strategy_plainly() -> None:
         "repair revert_change (3 lines" in line
     )
     assert "Hypothesis." not in line and "RepairStrategy." not in line
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ('{"outcome": "repair_validated", "hypothesis": "gremlins"}', "hypothesis 'gremlins' is not in the catalogue"),
+        ('{"repair_strategy": "rewrite_everything"}', "repair_strategy 'rewrite_everything' is not in the catalogue"),
+        ('{"outcome": ', "not readable JSON"),
+        ('["repair_validated"]', "the expected outcome is a JSON object"),
+    ],
+)
+def test_a_bad_expected_file_is_one_line_before_any_bundle_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], written: str, said: str
+) -> None:
+    bundle = tmp_path / "suite" / "a-bundle"
+    bundle.mkdir(parents=True)
+    (bundle / "bundle.yaml").write_text("name: a-bundle\n")  # never loaded: the bench stops first
+    (bundle / "expected.json").write_text(written)
+    assert main(["bench", "diagnosis", str(tmp_path / "suite")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and said in err and "Traceback" not in err
