@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -55,7 +56,14 @@ class Contract:
 
     @property
     def event_model(self) -> type[Event[Any]]:
-        return Event[self.payload_model]  # type: ignore[name-defined]
+        return _event_model(self.payload_model)
+
+
+@cache
+def _event_model(payload_model: type[BaseModel]) -> type[Event[Any]]:
+    """`Event[payload_model]`, looked up once: pydantic finds a parametrised generic again by hashing its
+    arguments, a few microseconds on every event read (the same class either way)."""
+    return Event[payload_model]  # type: ignore[valid-type]
 
 
 # Versions: the major names the topic and the schema file; a minor adds optional fields with defaults. A reader of

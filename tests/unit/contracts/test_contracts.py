@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contracts.registry import CONTRACTS, DEAD_LETTER_TOPIC, all_topics
+from contracts.registry import CONTRACTS, DEAD_LETTER_TOPIC, PAST_CONTRACTS, Event, all_topics
 from contracts.schema_export import drifted, generated_files, topics_manifest
 
 
@@ -13,6 +13,16 @@ def test_every_contract_has_its_own_versioned_topic() -> None:
     assert len(set(topics)) == len(topics) == 13
     assert CONTRACTS["RegressionDetected"].topic == "modelguard.regression-detected.v1"
     assert DEAD_LETTER_TOPIC in all_topics()
+
+
+def test_each_contract_reads_events_of_its_own_payload_model() -> None:
+    contracts = [*CONTRACTS.values(), *PAST_CONTRACTS.values()]
+    for contract in contracts:
+        model = contract.event_model
+        assert model is Event[contract.payload_model]  # type: ignore[name-defined]
+        assert model.model_fields["payload"].annotation is contract.payload_model
+        assert contract.event_model is model
+    assert len({c.event_model for c in contracts}) == len({c.payload_model for c in contracts}) == len(contracts)
 
 
 def test_committed_schemas_match_the_models() -> None:
