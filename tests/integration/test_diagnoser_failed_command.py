@@ -11,22 +11,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contracts.common import PolicyRef, WorkspaceRefs
-from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import Bundle, load_bundle
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
-from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.settings import Settings, load_settings
 from libs.workspace.commands import evaluate
-from libs.workspace.data_windows import FILE_NAMES, MEDIA_TYPE, WINDOW_NAMES, DataWindow, pack_data_windows
-from libs.workspace.repository import build_repository
-from libs.workspace.snapshot import snapshot_commit
+from libs.workspace.data_windows import DataWindow
 from modelguard.audit_rerun import payload_digest
 from services.detector.gate import apply_gate
 from services.diagnoser.bootstrap import bootstrap
+from tests.support.collected_incident import context_collected
 from tests.support.sample_events import AT, Keys, reported
 from tests.support.tiny_bundle import make_tiny_bundle
 
@@ -64,33 +60,15 @@ def crashing_bundle(root: Path) -> Bundle:
     return load_bundle(root)
 
 
-def context_collected(bundle: Bundle, artifacts: LocalArtifactStore, repo_dir: Path) -> ContextCollected:
-    repo = build_repository(bundle, repo_dir)
-    base, candidate = repo.commits["base"], repo.commits["candidate"]
-    windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
+def failed_incident(bundle: Bundle, artifacts: LocalArtifactStore, repo_dir: Path) -> ContextCollected:
     spec = bundle.spec.workspace.command_spec()
-    approval = DataWindow("approval", windows["approval"]["train.csv"], windows["approval"]["eval.csv"])
+    approval = DataWindow(
+        "approval", bundle.window_file("approval", "train.csv"), bundle.window_file("approval", "eval.csv")
+    )
     baseline = evaluate(bundle.tree("base"), approval, spec).metrics
     # the candidate's CI evaluation could not run either; it reported the worst accuracy there is
     gate = apply_gate(bundle.spec.gate, baseline, {bundle.spec.gate.metric: 0.0})
-    policy = effective_policy_bytes(bundle, read_central_policy())
-    context = ContextSnapshot(model_urn=bundle.spec.model.urn, provider="file", fetched_at=AT.isoformat())
-    return ContextCollected(
-        run_id="run-1",
-        workspace=WorkspaceRefs(
-            model_urn=bundle.spec.model.urn,
-            repository=bundle.spec.model.repository,
-            base_commit=base,
-            candidate_commit=candidate,
-            base_snapshot=artifacts.put(snapshot_commit(repo.path, base), "application/x-tar"),
-            candidate_snapshot=artifacts.put(snapshot_commit(repo.path, candidate), "application/x-tar"),
-            data=artifacts.put(pack_data_windows(windows), MEDIA_TYPE),
-        ),
-        policy=PolicyRef(name=bundle.name, artifact=artifacts.put(policy, "application/yaml")),
-        gate=gate,
-        context=context,
-        context_digest=context.digest().removeprefix("sha256:"),
-    )
+    return context_collected(bundle, artifacts, repo_dir, gate)
 
 
 @pytest.fixture
@@ -102,7 +80,7 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
 def test_a_feature_command_that_crashes_yields_an_abstention(tmp_path: Path, settings: Settings) -> None:
     artifacts = LocalArtifactStore(settings.artifacts_dir)
     bundle = crashing_bundle(tmp_path / "bundle")
-    collected = context_collected(bundle, artifacts, tmp_path / "repo")
+    collected = failed_incident(bundle, artifacts, tmp_path / "repo")
     keys = Keys("reporter", "context", "diagnoser")
     event = next_event(collected, producer="context", producer_version="t", occurred_at=AT, causes=[reported(keys)])
     signed: SignedEvent = seal(event, keys["context"])

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from contracts.common import PolicyRef, WorkspaceRefs
 from contracts.context_snapshot import ContextSnapshot
 from contracts.events.context import ContextCollected
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
@@ -29,9 +28,6 @@ from libs.events.identity import incident_id_for
 from libs.ledger import LedgerStore
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.policy.model_policy import parse_policy
-from libs.workspace.data_windows import FILE_NAMES, MEDIA_TYPE, WINDOW_NAMES, pack_data_windows
-from libs.workspace.repository import build_repository
-from libs.workspace.snapshot import snapshot_commit
 from services.context.wiring import ContextPorts
 from services.context.wiring import definition as context_definition
 from services.detector.gate import apply_gate
@@ -49,6 +45,7 @@ from services.repairer.wiring import RepairerPorts
 from services.repairer.wiring import definition as repairer_definition
 from services.validator.wiring import ValidatorPorts
 from services.validator.wiring import definition as validator_definition
+from tests.support.collected_incident import context_collected
 from tests.support.in_memory_ports import (
     FIXED_TIME,
     InMemoryArtifactStore,
@@ -145,27 +142,8 @@ def test_the_context_service_asks_its_provider_port(tmp_path: Path) -> None:
 
 def _collected_in(bundle: Bundle, artifacts: InMemoryArtifactStore, repo_dir: Path) -> ContextCollected:
     """The tiny bundle's incident as the context service hands it on, its trees, data and policy in ``artifacts``."""
-    repo = build_repository(bundle, repo_dir)
-    base, candidate = repo.commits["base"], repo.commits["candidate"]
-    windows = {w: {n: bundle.window_file(w, n) for n in FILE_NAMES} for w in WINDOW_NAMES}
-    gate = apply_gate(bundle.spec.gate, {"accuracy": 0.9}, {"accuracy": 0.5})
-    context = ContextSnapshot(model_urn=bundle.spec.model.urn, provider="file", fetched_at=AT.isoformat())
-    policy = effective_policy_bytes(bundle, read_central_policy())
-    return ContextCollected(
-        run_id="run-1",
-        workspace=WorkspaceRefs(
-            model_urn=bundle.spec.model.urn,
-            repository=bundle.spec.model.repository,
-            base_commit=base,
-            candidate_commit=candidate,
-            base_snapshot=artifacts.put(snapshot_commit(repo.path, base), "application/x-tar"),
-            candidate_snapshot=artifacts.put(snapshot_commit(repo.path, candidate), "application/x-tar"),
-            data=artifacts.put(pack_data_windows(windows), MEDIA_TYPE),
-        ),
-        policy=PolicyRef(name=bundle.name, artifact=artifacts.put(policy, "application/yaml")),
-        gate=gate,
-        context=context,
-        context_digest=context.digest().removeprefix("sha256:"),
+    return context_collected(
+        bundle, artifacts, repo_dir, apply_gate(bundle.spec.gate, {"accuracy": 0.9}, {"accuracy": 0.5})
     )
 
 
