@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from libs.observability.command_span import CPU_ATTRIBUTE
 from libs.telemetry import incident_span_context, incident_trace_id
 
@@ -42,10 +44,16 @@ telemetry.shutdown()
 """
 
 
-def test_each_command_is_a_span_of_its_incidents_trace(tmp_path: Path) -> None:
-    trace_file = tmp_path / "traces.jsonl"
-    subprocess.run([sys.executable, "-c", PROCESS, str(trace_file), str(tmp_path)], cwd=REPO, check=True)
-    spans = [json.loads(line) for line in trace_file.read_text().splitlines()]
+@pytest.fixture(scope="module")
+def spans(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """The spans the service-like process wrote, once for the module's tests (each reads, none changes them)."""
+    folder = tmp_path_factory.mktemp("command-spans")
+    trace_file = folder / "traces.jsonl"
+    subprocess.run([sys.executable, "-c", PROCESS, str(trace_file), str(folder)], cwd=REPO, check=True)
+    return [json.loads(line) for line in trace_file.read_text().splitlines()]
+
+
+def test_each_command_is_a_span_of_its_incidents_trace(spans: list[dict[str, Any]]) -> None:
     by_name: dict[str, list[dict[str, Any]]] = {}
     for span in spans:
         by_name.setdefault(span["name"], []).append(span)
@@ -61,15 +69,10 @@ def test_each_command_is_a_span_of_its_incidents_trace(tmp_path: Path) -> None:
     assert second["attributes"]["process.exit.code"] == "3"
 
 
-def test_each_command_span_carries_the_cpu_time_its_processes_used(tmp_path: Path) -> None:
+def test_each_command_span_carries_the_cpu_time_its_processes_used(spans: list[dict[str, Any]]) -> None:
     """CPU seconds, not wall: a loop of four million squares uses measurably more than printing one number, however
     busy the machine is (it waits for a core without using one)."""
-    trace_file = tmp_path / "traces.jsonl"
-    subprocess.run([sys.executable, "-c", PROCESS, str(trace_file), str(tmp_path)], cwd=REPO, check=True)
-    commands = sorted(
-        (json.loads(line) for line in trace_file.read_text().splitlines()),
-        key=lambda s: s["start_ns"],
-    )
+    commands = sorted(spans, key=lambda s: s["start_ns"])
     cpu = [float(s["attributes"][CPU_ATTRIBUTE]) for s in commands if s["name"] == "workspace command python"]
     printed, burned, exited = cpu
     assert 0 < printed < burned and 0 < exited < burned
