@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from aiokafka.errors import KafkaError
+
 from contracts.registry import contract_for
 from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.producer import publish_signed
@@ -51,8 +53,19 @@ def unfinished_last_events(store: LedgerStore, registry: KeyRegistry, incident_i
     return resends
 
 
+class SendFailed(Exception):
+    """The broker refused or could not take a re-send (one line: the Kafka error's class and message)."""
+
+
 def resend(bus: KafkaConnection | str, resends: list[Resend], idempotence: bool = False) -> None:
-    asyncio.run(publish_signed(bus, [r.signed for r in resends], idempotence))
+    try:
+        asyncio.run(publish_signed(bus, [r.signed for r in resends], idempotence))
+    except KafkaError as error:
+        raise SendFailed(f"{type(error).__name__}: {error}") from error
+
+
+RETRY_AFTER_REFUSAL_S = 1.0
+"""how soon a send the broker refused is tried again (doubling up to the re-send interval)"""
 
 
 @dataclass
@@ -64,6 +77,8 @@ class Republished:
     """incidents that logged a new event after their re-send"""
     waiting: dict[str, str] = field(default_factory=dict)
     """incidents that had not moved by the deadline -> the event they are still at"""
+    failures: list[str] = field(default_factory=list)
+    """sends the broker refused (each retried soon after, until the deadline)"""
 
 
 def republish_until_moved(
@@ -83,11 +98,26 @@ def republish_until_moved(
     first = unfinished_last_events(store, registry, incident_id)
     if not first:
         return result
-    send(first)
-    result.rounds.append(first)
     pending = {r.signed.event.meta.incident_id: r for r in first}
     deadline = clock() + wait_s
-    next_send, interval = clock() + resend_every_s, resend_every_s
+    interval, retry = resend_every_s, RETRY_AFTER_REFUSAL_S
+
+    def send_pending() -> float:
+        """Send what is pending; when the next send is due: a refused send is retried within seconds."""
+        nonlocal interval, retry
+        batch = list(pending.values())
+        try:
+            send(batch)
+        except SendFailed as refused:
+            result.failures.append(str(refused))
+            wait, retry = retry, min(retry * 2, resend_every_s)
+            return clock() + wait
+        result.rounds.append(batch)
+        if len(result.rounds) > 1:
+            interval *= 2
+        return clock() + interval
+
+    next_send = send_pending()
     while pending and clock() < deadline:
         sleep(min(0.5, max(0.0, deadline - clock())))
         for incident, sent in list(pending.items()):
@@ -96,11 +126,7 @@ def republish_until_moved(
                 result.moved.append(incident)
                 del pending[incident]
         if pending and clock() >= next_send:
-            again = list(pending.values())
-            send(again)
-            result.rounds.append(again)
-            interval *= 2
-            next_send = clock() + interval
+            next_send = send_pending()
     result.waiting = {incident: r.signed.event.meta.event_type for incident, r in pending.items()}
     return result
 

@@ -460,11 +460,15 @@ def _republish(args: argparse.Namespace) -> int:
         args.incident,
         wait_s=args.wait,
     )
-    print("\n".join(resend_lines(result.rounds[0] if result.rounds else [], sent=True)))
+    if result.rounds or not result.failures:
+        print("\n".join(resend_lines(result.rounds[0] if result.rounds else [], sent=True)))
+    if result.failures:
+        print(f"the broker refused {len(result.failures)} send(s), each retried; the last: {result.failures[-1]}")
     if len(result.rounds) > 1:
         print(f"re-sent again {sum(len(r) for r in result.rounds[1:])} time(s) in {len(result.rounds) - 1} round(s)")
     if result.rounds and args.wait > 0:
         print(f"moved on: {len(result.moved)} of {len(result.rounds[0])} incident(s) within {args.wait:g}s")
+    if result.failures or (result.rounds and args.wait > 0):
         for incident, event_type in sorted(result.waiting.items()):
             print(f"{incident}  still at {event_type}: a phase may still be working; run republish again later")
     return OK if not result.waiting else FAILURE
