@@ -9,8 +9,9 @@ from libs.settings import Settings
 from libs.signing.keys import SigningKey
 from libs.state.open_state import state_database
 from libs.workspace.evaluation_cache import shared_evaluation_cache
+from libs.workspace.usable_cpus import usable_cpus
 from services.detector.policy_catalog import detector_catalog
-from services.detector.referee import artifact_referee
+from services.detector.referee import REFEREE_RUNS, artifact_referee
 from services.detector.wiring import NAME, DetectorPorts, definition
 
 
@@ -19,7 +20,12 @@ def production_ports(settings: Settings) -> DetectorPorts:
     return DetectorPorts(
         artifacts=artifacts,
         policies=detector_catalog(settings.policy_dir, state_database(settings), settings.central_policy),
-        referee=artifact_referee(artifacts, settings.state_dir(NAME) / "scratch", shared_evaluation_cache(settings)),
+        referee=artifact_referee(
+            artifacts,
+            settings.state_dir(NAME) / "scratch",
+            shared_evaluation_cache(settings),
+            parallel=min(REFEREE_RUNS, usable_cpus()),
+        ),
     )
 
 

@@ -3,20 +3,13 @@ the CPUs this process may use."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from libs.policy.diagnosis import DiagnosisPolicy
 from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.evaluation_cache import EvaluationCache
+from libs.workspace.usable_cpus import usable_cpus
 from services.diagnoser.trials.runner import TrialRunner
-
-
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def trial_runner(

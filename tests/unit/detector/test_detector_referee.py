@@ -3,6 +3,7 @@ The referee here is the real one: trees and data from a real artifact store, pre
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.policy.model_policy import parse_policy
+from libs.workspace.commands import WorkspaceCommandFailed
+from libs.workspace.model_evaluation import evaluate_model
 from modelguard.reporter import evaluate_bundle
 from services.detector.handler import RefereeFailed, detect
 from services.detector.policy_catalog import LoadedPolicy
@@ -79,3 +82,45 @@ def test_a_revision_whose_environment_is_refused_ends_the_incident_as_an_outcome
     assert (event.revision, event.declaration, event.digest) == ("candidate", "requirements.txt", "")
     assert "requirements.txt line 2 is not a package from the index" in event.reason
     assert event.run_id == evaluation.run_id and event.policy.name == "tiny"
+
+
+def _meeting_evaluate(barrier: threading.Barrier, failing: set[str] = frozenset()):  # type: ignore[assignment]
+    """An evaluation that waits for the other revision's to start: it returns only when both run at once."""
+
+    def evaluate(tree: Path, window, workspace, gate):  # type: ignore[no-untyped-def]
+        revision = tree.name
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError as alone:
+            raise WorkspaceCommandFailed("evaluate", "ran alone") from alone
+        if revision in failing:
+            raise WorkspaceCommandFailed("evaluate", f"{revision} crashed")
+        return evaluate_model(tree, window, workspace, gate)
+
+    return evaluate
+
+
+def test_with_two_cpus_the_two_revisions_are_evaluated_at_once(tmp_path: Path) -> None:
+    """Measured, not timed: each evaluation waits at a barrier for the other, so one at a time would break it."""
+    evaluation, policy, store, _ = _reported(tmp_path, "candidate")
+    artifacts = LocalArtifactStore(tmp_path / "artifacts")
+    parallel = artifact_referee(
+        artifacts, tmp_path / "scratch-2", parallel=2, evaluate=_meeting_evaluate(threading.Barrier(2, timeout=60))
+    )
+    event = detect(evaluation, policy, store, parallel)
+    assert isinstance(event, RegressionDetected) and event.gate.metric_source == "referee"
+    one_at_a_time = artifact_referee(
+        artifacts, tmp_path / "scratch-1", parallel=1, evaluate=_meeting_evaluate(threading.Barrier(2, timeout=2))
+    )
+    with pytest.raises(RefereeFailed, match=r"baseline revision could not be refereed.*ran alone"):
+        detect(evaluation, policy, store, one_at_a_time)  # the lone evaluation waited for a partner in vain
+
+
+def test_when_both_revisions_fail_at_once_the_baseline_s_failure_is_reported(tmp_path: Path) -> None:
+    evaluation, policy, store, _ = _reported(tmp_path, "candidate")
+    both_fail = _meeting_evaluate(threading.Barrier(2, timeout=60), failing={"base", "candidate"})
+    referee = artifact_referee(
+        LocalArtifactStore(tmp_path / "artifacts"), tmp_path / "s", parallel=2, evaluate=both_fail
+    )
+    with pytest.raises(RefereeFailed, match=r"the baseline revision could not be refereed: .*base crashed"):
+        detect(evaluation, policy, store, referee)
