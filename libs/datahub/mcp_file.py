@@ -84,7 +84,20 @@ class _DecodedEntry:
 def load_mcp_file(path: Path, root: Path | None = None) -> LoadedMetadataFile:
     """Decode every entry of one MCP/MCE JSON file; raise MetadataFileError on malformed input. A relative
     ``path`` is read under ``root`` when one is given (``libs/datahub/file_root.py``) and named as it is."""
-    entries = _read_json_array(path, readable(path, root))
+    return decode_mcp_text(path, read_mcp_text(path, root))
+
+
+def read_mcp_text(path: Path, root: Path | None = None) -> str:
+    """The file's text (``path`` resolved as ``load_mcp_file`` does); MetadataFileError when it cannot be read."""
+    try:
+        return readable(path, root).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise MetadataFileError(path, f"cannot read the file: {error}") from None
+
+
+def decode_mcp_text(path: Path, text: str) -> LoadedMetadataFile:
+    """Decode the text of the MCP/MCE JSON file ``path`` (named in errors and warnings)."""
+    entries = _json_array(path, text)
     records: list[AspectRecord] = []
     skipped: list[SkippedEntry] = []
     warnings: list[str] = []
@@ -100,11 +113,7 @@ def load_mcp_file(path: Path, root: Path | None = None) -> LoadedMetadataFile:
     return LoadedMetadataFile(path, tuple(records), tuple(skipped), tuple(warnings))
 
 
-def _read_json_array(path: Path, location: Path) -> list[Any]:
-    try:
-        text = location.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise MetadataFileError(path, f"cannot read the file: {error}") from None
+def _json_array(path: Path, text: str) -> list[Any]:
     try:
         document = json.loads(text, parse_constant=_reject_non_finite)
     except (ValueError, RecursionError) as error:

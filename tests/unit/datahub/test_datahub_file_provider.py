@@ -261,3 +261,28 @@ def test_loading_each_golden_file_is_fast(name: str) -> None:
     elapsed = time.perf_counter() - started
 
     assert elapsed < 2.0, f"{name} took {elapsed:.3f}s"
+
+
+def test_an_unchanged_file_is_decoded_once_and_an_edited_one_again(
+    churn_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every collect still reads the files: a second collect decodes nothing and gives the same snapshot as a fresh
+    provider; an edit (the owner renamed) is seen by the next collect."""
+    import libs.datahub.file_provider as module
+
+    decoded: list[Path] = []
+    real = module.decode_mcp_text
+    monkeypatch.setattr(module, "decode_mcp_text", lambda path, text: decoded.append(path) or real(path, text))
+    provider = FileContextProvider([churn_file])
+    first = provider.collect(C.MODEL, FETCHED_AT)
+    second = provider.collect(C.MODEL, FETCHED_AT)
+    assert decoded == [churn_file]
+    assert (
+        second == first and second.digest() == FileContextProvider([churn_file]).collect(C.MODEL, FETCHED_AT).digest()
+    )
+    text = churn_file.read_text()
+    assert C.ML_ENGINEER in text
+    churn_file.write_text(text.replace(C.ML_ENGINEER, C.ML_ENGINEER + "-renamed"))
+    edited = provider.collect(C.MODEL, FETCHED_AT)
+    assert decoded == [churn_file, churn_file, churn_file]  # the fresh provider's, then the edited file's
+    assert (C.MODEL, C.ML_ENGINEER + "-renamed") in {(o.entity_urn, o.owner_urn) for o in edited.owners}
