@@ -57,7 +57,6 @@ class FileContextProvider:
             source_warnings=(*CAPABILITY_GAPS, *_loading_warnings(loaded), *_no_files(self._paths)),
         )
 
-
     def _load(self, path: Path) -> LoadedMetadataFile:
         text = read_mcp_text(path, self._root)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
