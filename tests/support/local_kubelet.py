@@ -132,18 +132,21 @@ class LocalKubelet:
             argv.extend([option, source, target])
             bound.append(target)
 
-        for folder in image.folders:
-            bind("--ro-bind", folder, folder)
-        for source, target in image.placed:
-            bind("--ro-bind", source, target)
+        binds = [("--ro-bind", folder, folder) for folder in image.folders]
+        binds += [("--ro-bind", source, target) for source, target in image.placed]
+        for mount in container.get("volumeMounts", []):
+            source = volumes[mount["name"]] / mount.get("subPath", "")
+            source.mkdir(parents=True, exist_ok=True)
+            binds.append(("--ro-bind" if mount.get("readOnly") else "--bind", str(source), mount["mountPath"]))
+        # outermost first (a stable sort: at one depth the image's, then the volumes'): an image laid out at its host
+        # paths may sit under a path the pod mounts (a checkout in /tmp, where the helpers mount an emptyDir), and
+        # a real image would keep those files elsewhere, visible
+        for option, source, target in sorted(binds, key=lambda b: len(Path(b[2]).parts)):
+            bind(option, source, target)
         for link, target in SYSTEM_LINKS.items():
             if Path(link).is_symlink():
                 argv += ["--symlink", target, link]
         argv += ["--dev", "/dev", "--proc", "/proc"]
-        for mount in sorted(container.get("volumeMounts", []), key=lambda m: len(Path(m["mountPath"]).parts)):
-            source = volumes[mount["name"]] / mount.get("subPath", "")
-            source.mkdir(parents=True, exist_ok=True)
-            bind("--ro-bind" if mount.get("readOnly") else "--bind", str(source), mount["mountPath"])
         argv += ["--remount-ro", "/", "--chdir", container.get("workingDir", image.workdir), "--"]
         security = container.get("securityContext", {})
         if os.getuid() == 0 and "runAsUser" in security:
