@@ -41,7 +41,8 @@ def artifact_referee(
 ) -> Referee:
     """``cache``: evaluations measured before (by this service or another of the same home) are not run again.
     ``parallel``: the two revisions' evaluations are independent, so with 2 they run at once (the detector's
-    production wiring bounds it by the CPUs it may use); a failure is reported for the baseline first either way."""
+    production wiring bounds it by the CPUs it may use; the model's ``diagnosis.max_parallel_evaluations`` bounds it
+    too); a failure is reported for the baseline first either way."""
 
     def measured(name: str, tree: Path, window: DataWindow, policy: ModelPolicy) -> dict[str, float]:
         try:
@@ -68,7 +69,7 @@ def artifact_referee(
                     ("candidate", workspace.candidate, workspace.incident),
                 )
                 # each run in a copy of this thread's context: its spans and log lines keep the incident's
-                with ThreadPoolExecutor(max_workers=max(1, min(parallel, REFEREE_RUNS))) as pool:
+                with ThreadPoolExecutor(max_workers=_workers(parallel, policy)) as pool:
                     futures = [
                         pool.submit(copy_context().run, measured, name, tree, window, policy)
                         for name, tree, window in runs
@@ -79,6 +80,11 @@ def artifact_referee(
         return RefereedMetrics(baseline=baseline, candidate=candidate)
 
     return referee
+
+
+def _workers(parallel: int, policy: ModelPolicy) -> int:
+    allowed = policy.diagnosis.max_parallel_evaluations if policy.diagnosis is not None else REFEREE_RUNS
+    return max(1, min(parallel, allowed, REFEREE_RUNS))
 
 
 def _without(text: str, scratch: Path) -> str:

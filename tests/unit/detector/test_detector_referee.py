@@ -116,6 +116,21 @@ def test_with_two_cpus_the_two_revisions_are_evaluated_at_once(tmp_path: Path) -
         detect(evaluation, policy, store, one_at_a_time)  # the lone evaluation waited for a partner in vain
 
 
+def test_a_policy_that_allows_one_evaluation_at_a_time_is_obeyed(tmp_path: Path) -> None:
+    evaluation, loaded, store, _ = _reported(tmp_path, "candidate")
+    assert loaded.policy.diagnosis is not None
+    one = loaded.policy.diagnosis.model_copy(update={"max_parallel_evaluations": 1})
+    serial = LoadedPolicy(loaded.policy.model_copy(update={"diagnosis": one}), loaded.raw, loaded.origin)
+    referee = artifact_referee(
+        LocalArtifactStore(tmp_path / "artifacts"),
+        tmp_path / "s",
+        parallel=2,
+        evaluate=_meeting_evaluate(threading.Barrier(2, timeout=2)),
+    )
+    with pytest.raises(RefereeFailed, match=r"baseline revision could not be refereed.*ran alone"):
+        detect(evaluation, serial, store, referee)
+
+
 def test_when_both_revisions_fail_at_once_the_baseline_s_failure_is_reported(tmp_path: Path) -> None:
     evaluation, policy, store, _ = _reported(tmp_path, "candidate")
     both_fail = _meeting_evaluate(threading.Barrier(2, timeout=60), failing={"base", "candidate"})
