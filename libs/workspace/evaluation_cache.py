@@ -100,11 +100,11 @@ class EvaluationCache:
         gate: GatePolicy,
         *,
         content: str | None = None,
-        evaluate: Callable[[Path, DataWindow, WorkspacePolicy, GatePolicy], ModelEvaluation] = evaluate_model,
+        evaluate: Callable[[Path, DataWindow, WorkspacePolicy, GatePolicy], ModelEvaluation] | None = None,
     ) -> Lookup:
         """The evaluation of ``tree`` on ``window``: from the cache, or measured now by ``evaluate`` (and kept when
-        it succeeded). ``content``: the tree and window's `content_digest` when the caller has it. Raises what
-        ``evaluate`` raises."""
+        it succeeded; ``evaluate_model`` when None). ``content``: the tree and window's `content_digest` when the caller
+        has it. Raises what ``evaluate`` raises."""
         key = evaluation_key(content or content_digest(tree, window), workspace, gate)
         with trace.get_tracer("modelguard.workspace").start_as_current_span(SPAN) as span:
             span.set_attribute("modelguard.evaluation.key", key)
@@ -112,7 +112,7 @@ class EvaluationCache:
             span.set_attribute("modelguard.evaluation.cached", kept is not None)
             if kept is not None:
                 return Lookup(kept, key, True)
-            evaluation = evaluate(tree, window, workspace, gate)
+            evaluation = (evaluate or evaluate_model)(tree, window, workspace, gate)
             self.put(key, evaluation)
             return Lookup(evaluation, key, False)
 

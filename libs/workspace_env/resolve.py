@@ -22,14 +22,18 @@ from libs.workspace_env.uv_process import UvRunner, run_uv, uv_version
 log = logging.getLogger("modelguard.environments")
 _known: dict[tuple[Path, str], BuiltEnvironment] = {}
 _notes: set[str] = set()
+_building: dict[tuple[Path, str], threading.Lock] = {}
 _guard = threading.Lock()
 
 
 def declared(tree: Path) -> Declaration | None:
     """The declaration of the revision at ``tree`` (EnvironmentUnavailable when refused); a note is logged once."""
     detected = detect_declaration(tree)
-    if detected.note and detected.note not in _notes:
-        _notes.add(detected.note)
+    with _guard:
+        first = bool(detected.note) and detected.note not in _notes
+        if first:
+            _notes.add(detected.note)
+    if first:
         log.info("workspace environment: %s", detected.note)
     return detected.declaration
 
@@ -51,12 +55,17 @@ def built_environment(
     digest = environment_digest(declaration, source, version or uv_version(), harness)
     key = (settings.cache_dir, digest)
     with _guard:
-        known = _known.get(key)
-    if known is not None and known.root.is_dir():
-        return known
-    built = ensure_environment(declaration, digest, settings, source, run, harness)
-    with _guard:
-        _known[key] = built
+        one_at_a_time = _building.setdefault(key, threading.Lock())
+    # commands that run at once (the referee's two revisions) and declare the same environment: the first builds
+    # it or takes it from the cache, the others wait for it and take it from memory
+    with one_at_a_time:
+        with _guard:
+            known = _known.get(key)
+        if known is not None and known.root.is_dir():
+            return known
+        built = ensure_environment(declaration, digest, settings, source, run, harness)
+        with _guard:
+            _known[key] = built
     if built.reused:
         log.info(
             "workspace environment %s (%s, %d packages) reused from the cache %s",

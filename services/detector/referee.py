@@ -37,9 +37,10 @@ def artifact_referee(
     scratch: Path,
     cache: EvaluationCache | None = None,
     parallel: int = 1,
-    evaluate: Evaluate = evaluate_model,
+    evaluate: Evaluate | None = None,
 ) -> Referee:
-    """``cache``: evaluations measured before (by this service or another of the same home) are not run again.
+    """``evaluate``: how one revision is measured (``evaluate_model`` when None, looked up at each call).
+    ``cache``: evaluations measured before (by this service or another of the same home) are not run again.
     ``parallel``: the two revisions' evaluations are independent, so with 2 they run at once (the detector's
     production wiring bounds it by the CPUs it may use; the model's ``diagnosis.max_parallel_evaluations`` bounds it
     too); a failure is reported for the baseline first either way."""
@@ -48,7 +49,7 @@ def artifact_referee(
         try:
             if cache is not None:
                 return cache.evaluate(tree, window, policy.workspace, policy.gate, evaluate=evaluate).evaluation.metrics
-            return evaluate(tree, window, policy.workspace, policy.gate).metrics
+            return (evaluate or evaluate_model)(tree, window, policy.workspace, policy.gate).metrics
         except EnvironmentUnavailable as error:
             raise RefereeEnvironmentFailed(
                 name,
