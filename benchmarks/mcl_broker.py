@@ -40,6 +40,7 @@ from benchmarks.mcl_workload import TIMESERIES, VERSIONED, MclStream
 from libs.bus.topics import ensure_topics
 from libs.datahub.mcl.prefilter import mirrored_aspects
 from libs.settings import load_settings
+from modelguard.process_cpu import cpu_seconds
 from modelguard.stack import REPO_ROOT, stack_down, stack_up
 from services.context.intake_counts import IntakeCounts
 
@@ -246,12 +247,8 @@ async def _produce(bootstrap: str, topics: tuple[str, str], stream: MclStream) -
 
 
 def _cpu_seconds(pid: int | None) -> float:
-    """User + system CPU time of a process (all its threads) so far, from /proc; 0 when it cannot be read."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    """User + system CPU time of a process (all its threads) so far; 0 when it cannot be read."""
+    return cpu_seconds(pid) or 0.0
 
 
 def _settled(mirror: Path) -> int:

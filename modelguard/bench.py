@@ -38,7 +38,16 @@ from modelguard.broker_restart import republish_once, run_broker_restart
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
-from modelguard.pipeline_overhead import IncidentTime, Spans, at_once, incident_times, measured_twice, read_spans
+from modelguard.pipeline_overhead import (
+    IncidentTime,
+    Spans,
+    at_once,
+    incident_times,
+    measured_twice,
+    read_spans,
+    services_cpu_line,
+)
+from modelguard.process_cpu import CpuSpent, cpu_readings
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
 from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.summary import PHASE_OF
@@ -215,10 +224,13 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         reports = synthetic_reports(settings, n)
         registry = KeyRegistry.load(settings.key_registry_path)
         store = LedgerStore(settings.ledger_url)
+        processes = {**state.services, "broker": state.broker_pid}
+        cpu_before = cpu_readings(processes)
         started = time.monotonic()
         asyncio.run(publish_signed(state.bootstrap, reports))
         done = wait_all(store, registry, [r.event.meta.incident_id for r in reports], timeout_s=60.0 * n + 120)
         wall = time.monotonic() - started
+        spent = CpuSpent.between(cpu_before, cpu_readings(processes))
     finally:
         stack_down(settings)
     figures = pipeline_figures(done)
@@ -235,7 +247,9 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     print(f"{'end-to-end':10} {percentile(e2e, 0.5):12.3f} {percentile(e2e, 0.95):8.3f}")
     spans = read_spans(settings.trace_file or settings.home / "traces.jsonl")
     print("\n".join(overhead_lines(incident_times(done, spans), spans)))
-    print(at_once(done, spans, wall, len(os.sched_getaffinity(0))).line())
+    together = at_once(done, spans, wall, len(os.sched_getaffinity(0)))
+    print(together.line())
+    print(services_cpu_line(spent, len(done), together))
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")

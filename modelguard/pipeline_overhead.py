@@ -24,6 +24,7 @@ from libs.events.codec import SignedEvent
 from libs.observability.command_span import CPU_ATTRIBUTE
 from libs.telemetry import incident_trace_id
 from libs.workspace.evaluation_cache import SPAN as EVALUATION_SPAN
+from modelguard.process_cpu import CpuSpent
 from modelguard.summary import PHASE_OF
 
 COMMAND_SPAN = "workspace command"
@@ -194,6 +195,24 @@ def at_once(done: dict[str, list[SignedEvent]], spans: Spans, wall_s: float, cor
     commands = [c for c in spans.commands if c.trace_id in traces]
     measured = [c.cpu_s for c in commands if c.cpu_s is not None]
     return AtOnce(len(done), wall_s, len(commands), len(measured), sum(measured), cores)
+
+
+def services_cpu_line(spent: CpuSpent, incidents: int, together: AtOnce) -> str:
+    """What ModelGuard's own processes (and the broker) used while the incidents ran, beside their commands: all
+    of it over the cores is how much of the wall time the machine was busy; the rest it waited."""
+    ours = {name: s for name, s in spent.by_name.items() if name != "broker"}
+    own = sum(s for s in ours.values() if s is not None)
+    broker = spent.by_name.get("broker")
+    parts = ", ".join(f"{name} {s:.1f}" for name, s in sorted(ours.items()) if s is not None)
+    busy = (own + (broker or 0.0) + together.commands_cpu_s) / together.cores
+    missing = f"; not measured: {', '.join(spent.unmeasured)}" if spent.unmeasured else ""
+    per_incident = own / incidents if incidents else float("nan")
+    broker_text = "not measured" if broker is None else f"{broker:.1f} CPU-s"
+    return (
+        f"ModelGuard's services used {own:.1f} CPU-s ({per_incident:.2f} per incident: {parts}), the broker "
+        f"{broker_text}; with the commands' {together.commands_cpu_s:.1f} CPU-s that keeps {together.cores} cores "
+        f"busy {busy:.1f} s of the {together.wall_s:.1f} s wall{missing}"
+    )
 
 
 def _phase_windows(done: dict[str, list[SignedEvent]]) -> dict[str, list[tuple[str, str, float, float]]]:
