@@ -7,11 +7,19 @@ from libs.artifacts.open_store import artifact_store
 from libs.bus.runtime import ServiceDefinition
 from libs.settings import Settings
 from libs.signing.keys import SigningKey
+from libs.workspace.usable_cpus import usable_cpus
+from services.validator.step_lanes import LANES
 from services.validator.wiring import NAME, ValidatorPorts, definition
+
+PARALLEL_STEPS = len(LANES)
 
 
 def production_ports(settings: Settings) -> ValidatorPorts:
-    return ValidatorPorts(artifacts=artifact_store(settings), scratch=settings.state_dir(NAME) / "scratch")
+    return ValidatorPorts(
+        artifacts=artifact_store(settings),
+        scratch=settings.state_dir(NAME) / "scratch",
+        parallel=min(PARALLEL_STEPS, usable_cpus()),
+    )
 
 
 def bootstrap(settings: Settings, key: SigningKey) -> ServiceDefinition:

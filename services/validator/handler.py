@@ -2,7 +2,8 @@
 patch identity, patch applies, compile, the tests that import the changed module, the whole suite, the
 evaluation re-run, the data check, the gate against the baseline; then integrity (the commands changed
 nothing in the copy) and the source workspace unchanged. The first step that fails stops the ones after it
-(reported ``skipped``), and the report names it with its reason."""
+(reported ``skipped``), and the report names it with its reason. The tests and the evaluation may run at once
+(``ValidationRequest.parallel``, :mod:`services.validator.step_lanes`); the report is the same."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from services.validator.checks import (
 )
 from services.validator.request import ValidationRequest
 from services.validator.sandbox import apply_patch, sandbox_copy
+from services.validator.step_lanes import all_passed, first_failure, run_steps
 
 WORKSPACE_STEPS = ("compiles", "targeted_tests", "tests", "evaluation", "invalid_values", "gate")
 
@@ -80,10 +82,10 @@ def validate_repair(request: ValidationRequest) -> ValidationReport:
         checks.append(check_patch_identity(patch, expected_patch_sha256))
     try:
         with sandbox_copy(candidate_dir) as workspace, tempfile.TemporaryDirectory(prefix="modelguard-outputs-") as out:
-            if _all_passed(checks):
+            if all_passed(checks):
                 checks.append(check_patch_applied(apply_patch(workspace, patch)))
             else:
-                checks.append(skipped("patch_applies", _first_failure(checks)))
+                checks.append(skipped("patch_applies", first_failure(checks)))
             after_patch = hash_tree(workspace)
             changed = [file["path"] for file in checks[-1].values.get("files", [])]
             steps: list[tuple[str, Callable[[], CheckResult]]] = [
@@ -114,8 +116,7 @@ def validate_repair(request: ValidationRequest) -> ValidationReport:
                     ),
                 ),
             ]
-            for name, step in steps:
-                checks.append(step() if _all_passed(checks) else skipped(name, _first_failure(checks)))
+            run_steps(steps, checks, request.parallel)
             isolation = probe_isolation(default_sandbox_policy().isolation)
             evaluation = next((check for check in checks if check.name == "evaluation"), None)
             observed = evaluation.values.get("sandbox") if evaluation is not None else None
@@ -126,15 +127,6 @@ def validate_repair(request: ValidationRequest) -> ValidationReport:
     source = check_source_unchanged(before, tree_digests(candidate_dir))
     checks.append(source)
     return _report(checks, patch, gate_policy, baseline_metrics, source)
-
-
-def _all_passed(checks: list[CheckResult]) -> bool:
-    return all(check.passed for check in checks)
-
-
-def _first_failure(checks: list[CheckResult]) -> str:
-    failed = next((check for check in checks if not check.passed), None)
-    return f"{failed.name} did not pass" if failed else "an earlier step did not pass"
 
 
 def _named(checks: list[CheckResult], name: str) -> CheckResult:

@@ -39,3 +39,6 @@ class ValidationRequest:
     approved_invalid_total: int | None = None
     window: DataWindow | None = None
     require_predict: bool = False
+    parallel: int = 1
+    """How many independent steps may run at once: 2 runs the tests beside the evaluation (the same report, sooner);
+    1 runs every step one after another."""

@@ -14,6 +14,7 @@ from libs.artifacts.store import ArtifactStore
 from libs.bus.runtime import ServiceDefinition
 from libs.clock import Clock, utc_now
 from libs.events.codec import SignedEvent
+from libs.policy.model_policy import ModelPolicy
 from libs.version import MODELGUARD_VERSION
 from libs.workspace.incident_workspace import incident_workspace
 from services.validator.events import validation_event
@@ -37,6 +38,9 @@ class ValidatorPorts:
     artifacts: ArtifactStore
     scratch: Path
     clock: Clock = utc_now
+    parallel: int = 1
+    """Validation steps run at once at most (the production wiring: as many as the CPUs allow, up to 2); the model's
+    ``diagnosis.max_parallel_evaluations`` bounds it further."""
 
 
 def definition(ports: ValidatorPorts) -> ServiceDefinition:
@@ -61,8 +65,15 @@ def definition(ports: ValidatorPorts) -> ServiceDefinition:
                     approved_invalid_total=proposed.diagnosis.invalid_values.get("base"),
                     window=workspace.incident,
                     require_predict=policy.validation.require_predict,
+                    parallel=_parallel_steps(ports.parallel, policy),
                 )
             )
         return [validation_event(proposed, report)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle, clock=ports.clock)
+
+
+def _parallel_steps(allowed: int, policy: ModelPolicy) -> int:
+    if policy.diagnosis is not None:
+        allowed = min(allowed, policy.diagnosis.max_parallel_evaluations)
+    return allowed

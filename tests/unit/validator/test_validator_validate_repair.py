@@ -279,3 +279,23 @@ def test_a_workspace_command_that_runs_into_a_limit_fails_with_the_limit(
     evaluation = next(check for check in report.checks if check.name == "evaluation")
     assert evaluation.values == {"limit_exceeded": "output"}
     assert "exceeded the output limit of 65536 bytes" in (report.failure_reason or "")
+
+
+@pytest.mark.parametrize("diff", [GUARD, BREAKS_TESTS, NAN_GUARD], ids=["passes", "breaks-tests", "leaves-nan"])
+def test_tests_beside_the_evaluation_give_the_same_report(toy: tuple[Path, Path], diff: str) -> None:
+    one_by_one = validate(toy, diff)
+    at_once = validate_repair(request(*toy[:1], diff, toy[1], parallel=2))
+
+    def outcome(report: ValidationReport) -> tuple[object, ...]:
+        return (
+            [(c.name, c.status) for c in report.checks],
+            report.failed_checks,
+            report.failure_reason,
+            report.repaired_value,
+            (report.tests_passed, report.tests_failed, report.tests_errors),
+            report.invalid_values_after,
+        )
+
+    assert outcome(at_once) == outcome(one_by_one)
+    integrity = next(c for c in at_once.checks if c.name == "integrity")
+    assert integrity.passed and integrity.values["created"] == integrity.values["modified"] == []

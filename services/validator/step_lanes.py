@@ -1,0 +1,69 @@
+"""The validation steps after the patch applies, in order, each only when every check before it passed (a step after
+a failure is reported ``skipped`` with the failure named).
+
+With ``parallel`` of 2 or more, the steps that read the repaired copy without depending on each other run at once
+once ``compiles`` passed, in two lanes: the tests (targeted, then the whole suite) and the evaluation (the re-run,
+then the data check). Each lane stops at its own first failure. The report is the one the steps give one after
+another: a lane's result that follows an earlier failure in the order is reported ``skipped``, as if it had not
+run (its commands did run: that work is spent to save the wall time of the common case, where everything passes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
+
+from services.validator.checks import CheckResult, skipped
+
+Step = tuple[str, Callable[[], CheckResult]]
+
+FIRST = "compiles"
+LANES = (("targeted_tests", "tests"), ("evaluation", "invalid_values"))
+"""Steps that may run beside the other lane: none reads what the other lane writes (each command's outputs go to
+its own scratch path; the copy itself must not change, which the integrity check proves afterwards)."""
+
+
+def run_steps(steps: Sequence[Step], checks: list[CheckResult], parallel: int = 1) -> None:
+    """Append each step's result to ``checks`` in the order of ``steps``."""
+    ahead = _lanes_ahead(steps, checks) if parallel >= 2 else {}
+    for name, step in steps:
+        if not all_passed(checks):
+            checks.append(skipped(name, first_failure(checks)))
+        else:
+            checks.append(ahead[name] if name in ahead else step())
+
+
+def _lanes_ahead(steps: Sequence[Step], checks: list[CheckResult]) -> dict[str, CheckResult]:
+    """``compiles`` and, when it passed, both lanes' results, computed at once."""
+    by_name = dict(steps)
+    if FIRST not in by_name or not all_passed(checks):
+        return {}
+    results = {FIRST: by_name[FIRST]()}
+    if not results[FIRST].passed:
+        return results
+    lanes = [[name for name in lane if name in by_name] for lane in LANES]
+    with ThreadPoolExecutor(len(lanes), thread_name_prefix="validation-lane") as pool:
+        # each lane in a copy of this thread's context: its commands' spans stay in the incident's trace
+        running = [pool.submit(copy_context().run, _lane, lane, by_name) for lane in lanes]
+        for lane_results in running:
+            results.update(lane_results.result())
+    return results
+
+
+def _lane(names: Sequence[str], by_name: dict[str, Callable[[], CheckResult]]) -> dict[str, CheckResult]:
+    results: dict[str, CheckResult] = {}
+    for name in names:
+        results[name] = by_name[name]()
+        if not results[name].passed:
+            break
+    return results
+
+
+def all_passed(checks: list[CheckResult]) -> bool:
+    return all(check.passed for check in checks)
+
+
+def first_failure(checks: list[CheckResult]) -> str:
+    failed = next((check for check in checks if not check.passed), None)
+    return f"{failed.name} did not pass" if failed else "an earlier step did not pass"
