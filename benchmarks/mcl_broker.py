@@ -41,7 +41,7 @@ from libs.bus.topics import ensure_topics
 from libs.datahub.mcl.prefilter import mirrored_aspects
 from libs.settings import load_settings
 from modelguard.process_cpu import cpu_seconds
-from modelguard.stack import REPO_ROOT, stack_down, stack_up
+from modelguard.stack import REPO_ROOT, read_state, stack_down, stack_up
 from services.context.intake_counts import IntakeCounts
 
 PARTITIONS = 3
@@ -112,7 +112,7 @@ def modelguard_run(
     with _environment(env):
         settings = load_settings()
         mirror = settings.state_dir("context") / "mirror.sqlite"
-        first_batch = _FirstBatch(mirror, home)
+        first_batch = _FirstBatch(mirror, settings.home)
         first_batch.start()  # the service consumes before the stack reports it ready: its first batch is watched for
         try:
             state = stack_up(settings, bootstrap, services=("context",), owns_broker=True)
@@ -137,7 +137,8 @@ def modelguard_run(
 
 class _FirstBatch(threading.Thread):
     """Watches the mirror from before the service starts: the moment, the count and the service's CPU time when the
-    first batch is settled (``seen``). Polled every :data:`FIRST_POLL_S`, so the clock starts within that much of it."""
+    first batch is settled (``seen``). Polled every :data:`FIRST_POLL_S`, so the clock starts within that much of it.
+    The service's pid is the one the stack's supervisor records as it starts it, before the stack reports ready."""
 
     def __init__(self, mirror: Path, home: Path) -> None:
         super().__init__(daemon=True, name="first-batch")
@@ -146,9 +147,9 @@ class _FirstBatch(threading.Thread):
         self._stopped = threading.Event()
 
     def run(self) -> None:
-        pid: int | None = None
         while not self._stopped.is_set():
-            pid = pid or _service_pid(self.home)
+            state = read_state(self.home)
+            pid = state.services.get("context") if state is not None else None
             total = _settled(self.mirror)
             if total and pid is not None:
                 self.seen = (time.perf_counter(), total, _cpu_seconds(pid))
@@ -158,22 +159,6 @@ class _FirstBatch(threading.Thread):
     def stop(self) -> None:
         self._stopped.set()
         self.join()
-
-
-def _service_pid(home: Path) -> int | None:
-    """The context service's process started for ``home`` (its command line and MODELGUARD_HOME), if it runs yet."""
-    wanted = f"MODELGUARD_HOME={home}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if b"services.context.main" in (entry / "cmdline").read_bytes() and wanted in (
-                entry / "environ"
-            ).read_bytes().split(b"\0"):
-                return int(entry.name)
-        except OSError:  # gone, or not ours
-            continue
-    return None
 
 
 def peer_run(

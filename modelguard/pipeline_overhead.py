@@ -201,8 +201,8 @@ def services_cpu_line(spent: CpuSpent, incidents: int, together: AtOnce) -> str:
     """What ModelGuard's own processes (and the broker) used while the incidents ran, beside their commands: all
     of it over the cores is how much of the wall time the machine was busy; the rest it waited."""
     ours = {name: s for name, s in spent.by_name.items() if name != "broker"}
-    own = sum(s for s in ours.values() if s is not None)
     broker = spent.by_name.get("broker")
+    own = spent.total_s - (broker or 0.0)
     parts = ", ".join(f"{name} {s:.1f}" for name, s in sorted(ours.items()) if s is not None)
     busy = (own + (broker or 0.0) + together.commands_cpu_s) / together.cores
     missing = f"; not measured: {', '.join(spent.unmeasured)}" if spent.unmeasured else ""
