@@ -16,7 +16,6 @@ import binascii
 import re
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import ValidationError
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope, pae
@@ -85,8 +84,9 @@ def _signer(envelope: DsseEnvelope, payload: bytes, producer: str, registry: Key
         if registered is None or registered.owner != producer:
             continue
         try:
-            registered.public_key.verify(base64.b64decode(signature.sig), message)
-        except (InvalidSignature, binascii.Error, ValueError):
+            holds = registered.verifies(base64.b64decode(signature.sig, validate=True), message)
+        except (binascii.Error, ValueError):
             continue
-        return registered.owner
+        if holds:
+            return registered.owner
     return None

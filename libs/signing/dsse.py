@@ -5,8 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 
-from cryptography.exceptions import InvalidSignature
-
 from contracts.envelope import DsseEnvelope, DsseSignature, pae
 from libs.signing.keys import KeyRegistry, SigningKey
 
@@ -49,8 +47,10 @@ def verify_envelope(envelope: DsseEnvelope, registry: KeyRegistry, expected_owne
             reasons.append(f"key {signature.keyid} belongs to {registered.owner}, not {expected_owner}")
             continue
         try:
-            registered.public_key.verify(base64.b64decode(signature.sig), message)
-        except (InvalidSignature, binascii.Error, ValueError):
+            holds = registered.verifies(base64.b64decode(signature.sig, validate=True), message)
+        except (binascii.Error, ValueError):
+            holds = False
+        if not holds:
             reasons.append(f"bad signature by {signature.keyid}")
             continue
         return registered.owner

@@ -17,12 +17,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from libs.canonical_json import sha256_hex
+from libs.signing.ed25519_check import signature_holds
 
 RELOAD_INTERVAL_S = 1.0
 """At most one look at the registry file's change time per second, however many unknown key ids arrive."""
@@ -65,9 +67,17 @@ class RegisteredKey:
     def active(self) -> bool:
         return self.retired is None
 
+    @cached_property
+    def public_bytes(self) -> bytes:
+        """The key's 32 raw bytes."""
+        return self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+    def verifies(self, signature: bytes, message: bytes) -> bool:
+        """Whether `signature` is this key's signature of `message` (`libs/signing/ed25519_check.py`)."""
+        return signature_holds(self.public_bytes, signature, message)
+
     def entry(self) -> dict[str, str]:
-        raw = self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        entry = {"keyid": self.keyid, "owner": self.owner, "public_key": base64.b64encode(raw).decode()}
+        entry = {"keyid": self.keyid, "owner": self.owner, "public_key": base64.b64encode(self.public_bytes).decode()}
         if self.created is not None:
             entry["created"] = timestamp(self.created)
         if self.retired is not None:
