@@ -100,17 +100,24 @@ def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
 
 
 def wait_all(
-    store: LedgerStore, registry: KeyRegistry, incidents: list[str], timeout_s: float
+    store: LedgerStore, registry: KeyRegistry, incidents: list[str], timeout_s: float, poll_s: float = 0.1
 ) -> dict[str, list[SignedEvent]]:
+    """Each incident's events once it has published. The wait reads the ledger's incident heads (one statement)
+    and reads and verifies an incident's events only when its head moved: reading every incident at every look
+    took 85 ms of CPU per look at ten incidents, a sixth of a core taken from what the bench measures."""
     deadline = time.monotonic() + timeout_s
+    wanted, read_at = set(incidents), dict[str, int]()
     done: dict[str, list[SignedEvent]] = {}
-    while len(done) < len(incidents) and time.monotonic() < deadline:
-        for incident in incidents:
-            if incident not in done:
+    while len(done) < len(wanted) and time.monotonic() < deadline:
+        for head in store.incidents():
+            incident = head.incident_id
+            if incident in wanted and incident not in done and read_at.get(incident) != head.sequence:
+                read_at[incident] = head.sequence
                 events = incident_events(store, incident, registry)
                 if any(e.event.meta.event_type == "Published" for e in events):
                     done[incident] = events
-        time.sleep(0.5)
+        if len(done) < len(wanted):
+            time.sleep(poll_s)
     return done
 
 
