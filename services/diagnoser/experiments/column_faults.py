@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from libs.policy.diagnosis import DiagnosisPolicy
+from services.diagnoser.experiments.column_cells import NULL_TOKENS, ColumnCells, is_null
 from services.diagnoser.profiling.drift import ks_statistic, psi_categorical
 from services.diagnoser.profiling.numbers import formatted_numbers, plain_numbers
 
 FaultKind = Literal["schema", "type", "category", "quality", "drift"]
-NULL_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "<na>", "#n/a", "-nan", "nat"})
 MIN_DISTINCT_FOR_DRIFT = 10
 POINT_MASS_RATIO = 10.0
 
@@ -62,10 +62,6 @@ class ColumnFault:
         return float(low), float(high)
 
 
-def is_null(cells: pd.Series) -> pd.Series:
-    return cells.fillna("").astype(str).str.strip().str.lower().isin(NULL_TOKENS)
-
-
 def find_faults(
     approval: pd.DataFrame,
     incident: pd.DataFrame,
@@ -83,9 +79,10 @@ def find_faults(
         if name == label or name not in incident.columns:
             continue
         before, after = approval[name], incident[name]
-        numeric_before = numeric_share(before) >= thresholds.numeric_parse_rate
+        before_cells, after_cells = ColumnCells(before), ColumnCells(after)
+        numeric_before = before_cells.numeric_share >= thresholds.numeric_parse_rate
         if numeric_before and _is_formatted_text(after, thresholds):
-            faults.append(ColumnFault("type", name, {"parse_rate": round(numeric_share(after), 4)}))
+            faults.append(ColumnFault("type", name, {"parse_rate": round(after_cells.numeric_share, 4)}))
             continue
         if not numeric_before and _is_categorical(before, thresholds):
             unseen = _unseen(before, after)
@@ -94,7 +91,7 @@ def find_faults(
                 faults.append(
                     ColumnFault("category", name, {"unseen": sorted(unseen)[:20], "row_share": round(share, 4)})
                 )
-        invalid = invalid_value_rises(before, after, numeric_before, thresholds)
+        invalid = invalid_value_rises(before_cells, after_cells, numeric_before, thresholds)
         if invalid:
             faults.append(ColumnFault("quality", name, invalid))
         if numeric_before:
@@ -121,10 +118,7 @@ def invalid_mask(cells: pd.Series, fault: ColumnFault) -> pd.Series:
 
 
 def numeric_share(cells: pd.Series) -> float:
-    present = ~is_null(cells)
-    if not present.any():
-        return 0.0
-    return float(plain_numbers(cells[present]).notna().mean())
+    return ColumnCells(cells).numeric_share
 
 
 def _is_formatted_text(cells: pd.Series, thresholds: DiagnosisPolicy) -> bool:
@@ -158,35 +152,34 @@ def _rise(before: float, after: float, sizes: tuple[int, int], thresholds: Diagn
 
 
 def invalid_value_rises(
-    before: pd.Series, after: pd.Series, numeric: bool, thresholds: DiagnosisPolicy
+    before: ColumnCells, after: ColumnCells, numeric: bool, thresholds: DiagnosisPolicy
 ) -> dict[str, object]:
     sizes = (len(before), len(after))
     found: dict[str, object] = {}
-    nulls = (float(is_null(before).mean()), float(is_null(after).mean()))
+    nulls = (float(before.null.mean()), float(after.null.mean()))
     if _rise(*nulls, sizes, thresholds):
         found["null_rate"] = [round(nulls[0], 4), round(nulls[1], 4)]
     if numeric:
         sentinels = _new_point_masses(before, after, thresholds)
         if sentinels:
             found["sentinels"] = sentinels
-        b, a = plain_numbers(before), plain_numbers(after)
+        b, a = before.plain, after.plain
         if (b.dropna() >= 0).all():
             negatives = (float((b < 0).mean()), float((a < 0).mean()))
             if _rise(*negatives, sizes, thresholds):
                 found["negative_rate"] = [round(negatives[0], 4), round(negatives[1], 4)]
-        unparsable = (float((b.isna() & ~is_null(before)).mean()), float((a.isna() & ~is_null(after)).mean()))
+        unparsable = (float((b.isna() & ~before.null).mean()), float((a.isna() & ~after.null).mean()))
         if _rise(*unparsable, sizes, thresholds):
             found["unparsable_rate"] = [round(unparsable[0], 4), round(unparsable[1], 4)]
     return found
 
 
-def _new_point_masses(before: pd.Series, after: pd.Series, thresholds: DiagnosisPolicy) -> list[str]:
+def _new_point_masses(before: ColumnCells, after: ColumnCells, thresholds: DiagnosisPolicy) -> list[str]:
     """Values that became a point mass: at least ``rate_rise`` of the rows (significantly more than before) where
     the approval window had fewer than ``rate_rise`` of them, and standing out from the column's other values
     (at least ``POINT_MASS_RATIO`` times the median share of a value). A new segment's values spread over many
     values; a sentinel piles onto one."""
-    b = before.astype(str).str.strip()
-    a = after.astype(str).str.strip()
+    b, a = before.stripped, after.stripped
     shares_before, shares_after = b.value_counts(normalize=True), a.value_counts(normalize=True)
     typical = float(shares_after.median()) if len(shares_after) else 0.0
     found = []

@@ -9,7 +9,8 @@ import pandas as pd
 
 from libs.policy.diagnosis import DiagnosisPolicy
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
-from services.diagnoser.experiments.column_faults import invalid_value_rises, numeric_share
+from services.diagnoser.experiments.column_cells import ColumnCells
+from services.diagnoser.experiments.column_faults import invalid_value_rises
 from services.diagnoser.profiling.windows import ProfiledPair
 
 METHOD = (
@@ -29,10 +30,11 @@ def source_quality_evidence(
     for name in columns:
         if name not in approval.columns or name not in incident.columns:
             continue
-        numeric = numeric_share(approval[name]) >= thresholds.numeric_parse_rate
-        rises = invalid_value_rises(approval[name], incident[name], numeric, thresholds)
+        before, after = ColumnCells(approval[name]), ColumnCells(incident[name])
+        numeric = before.numeric_share >= thresholds.numeric_parse_rate
+        rises = invalid_value_rises(before, after, numeric, thresholds)
         if rises:
-            found[name] = {**rises, "rise": round(_largest_rise(rises, approval[name], incident[name]), 6)}
+            found[name] = {**rises, "rise": round(_largest_rise(rises, before, after), 6)}
     top = max((float(figures["rise"]) for figures in found.values()), default=0.0)  # type: ignore[arg-type]
     null_columns = sorted(name for name, figures in found.items() if "null_rate" in figures)
     return make_evidence(
@@ -54,10 +56,10 @@ def source_quality_evidence(
     )
 
 
-def _largest_rise(rises: dict[str, object], before: pd.Series, after: pd.Series) -> float:
+def _largest_rise(rises: dict[str, object], before: ColumnCells, after: ColumnCells) -> float:
     figures = [value[1] - value[0] for key, value in rises.items() if key.endswith("_rate")]  # type: ignore[index]
     sentinels = rises.get("sentinels") or []
     if sentinels:
-        b, a = before.astype(str).str.strip(), after.astype(str).str.strip()
+        b, a = before.stripped, after.stripped
         figures.append(float(a.isin(sentinels).mean()) - float(b.isin(sentinels).mean()))  # type: ignore[arg-type]
     return max(figures, default=0.0)

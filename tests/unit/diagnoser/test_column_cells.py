@@ -1,0 +1,64 @@
+"""A column's readings made once (`ColumnCells`): each equals the reading made directly, on cells of every shape a
+source file holds, and the quality evidence parses a read column's numbers at most once per window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import services.diagnoser.experiments.column_cells as column_cells
+from libs.policy.diagnosis import central_diagnosis_policy
+from services.diagnoser.experiments.column_cells import ColumnCells, is_null
+from services.diagnoser.extractors.source_quality import source_quality_evidence
+from services.diagnoser.profiling.numbers import plain_numbers
+from tests.unit.diagnoser.test_extractor_source_data import READ, frame, pairs
+
+COLUMNS = {
+    "integers": pd.Series(["1", "2", " 3 ", "-4", "5"]),
+    "floats and null tokens": pd.Series(["1.5", "NA", "", "null", "2e3", "N/A", " nan ", "7"]),
+    "formatted": pd.Series(["$1,234.50", "12%", "1 000", "3.0", "(5)"]),
+    "non-finite": pd.Series(["inf", "-Infinity", "NaN", "1", "-nan"]),
+    "objects": pd.Series([None, np.nan, 3, 2.5, "x", True, "  "], dtype=object),
+    "text": pd.Series(["gold", "silver", "Gold ", "none", "#N/A"]),
+    "all null": pd.Series(["", "NA", None], dtype=object),
+    "empty": pd.Series([], dtype=object),
+    "sparse index": pd.Series(["1", "x", "", "2"], index=[10, 3, 99, 7]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLUMNS))
+def test_each_reading_is_the_direct_one(name: str) -> None:
+    cells = COLUMNS[name]
+    column = ColumnCells(cells)
+    present = ~is_null(cells)
+    direct_share = float(plain_numbers(cells[present]).notna().mean()) if present.any() else 0.0
+    assert column.numeric_share == direct_share
+    pd.testing.assert_series_equal(column.null, is_null(cells))
+    pd.testing.assert_series_equal(column.plain, plain_numbers(cells))
+    pd.testing.assert_series_equal(column.stripped, cells.astype(str).str.strip())
+    assert len(column) == len(cells)
+
+
+def test_quality_evidence_parses_each_read_column_once_per_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thresholds = central_diagnosis_policy()
+    incident = frame(2)
+    incident.loc[:120, "spend"] = -999.0  # a sentinel: the numeric checks all run
+    found = pairs(tmp_path, incident, thresholds)
+    parsed: list[str] = []
+
+    def counted(cells: pd.Series) -> pd.Series:
+        parsed.append(str(cells.name))
+        return plain_numbers(cells)
+
+    monkeypatch.setattr(column_cells, "plain_numbers", counted)
+    evidence = source_quality_evidence(found, READ, thresholds)
+
+    assert "spend" in evidence.values["faulty_columns"]
+    assert evidence.values["columns"]["spend"]["sentinels"] == ["-999.0"]
+    # each column's approval cells once (is it numeric?), the incident's once for the numeric columns: never twice
+    assert sorted(parsed) == ["spend", "spend", "tenure", "tenure", "tier"]
