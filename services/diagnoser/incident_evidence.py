@@ -22,8 +22,6 @@ from services.diagnoser.extractors.config_change import config_change_evidence
 from services.diagnoser.extractors.counterfactual import counterfactual_evidence
 from services.diagnoser.extractors.data_interventions import data_interventions_evidence, data_interventions_unavailable
 from services.diagnoser.extractors.dataset_profiles import dataset_profiles_evidence
-from services.diagnoser.extractors.feature_drift import feature_drift_evidence
-from services.diagnoser.extractors.feature_recomputation import feature_recomputation_evidence
 from services.diagnoser.extractors.label_shift import label_shift_evidence
 from services.diagnoser.extractors.lineage_relevance import lineage_relevance_evidence
 from services.diagnoser.extractors.read_columns import read_columns_evidence
@@ -33,8 +31,8 @@ from services.diagnoser.extractors.source_drift import source_drift_evidence
 from services.diagnoser.extractors.source_quality import source_quality_evidence
 from services.diagnoser.extractors.source_schema import source_schema_evidence
 from services.diagnoser.extractors.source_types import source_types_evidence
+from services.diagnoser.feature_evidence import feature_evidence_beside
 from services.diagnoser.feature_modules import feature_files
-from services.diagnoser.feature_runs import run_features
 from services.diagnoser.inputs import CounterfactualMetrics, IncidentInputs
 from services.diagnoser.profiling.windows import all_columns, profile_windows, relevant_columns
 from services.diagnoser.trials.counterfactual_cells import run_counterfactual_cells
@@ -86,8 +84,9 @@ def collect_incident_evidence(
         if localisation is not None
         else data_interventions_unavailable(_why_not(inputs, location, "data")),
     ]
-    evidence.extend(_data_evidence(inputs, thresholds))
-    evidence.extend(_feature_evidence(inputs, thresholds))
+    data, features = feature_evidence_beside(inputs, thresholds, lambda: _data_evidence(inputs, thresholds))
+    evidence.extend(data)
+    evidence.extend(features)
     evidence.extend(_metadata_evidence(inputs, evidence, thresholds))
     return IncidentEvidence(
         evidence=tuple(evidence),
@@ -211,21 +210,6 @@ def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisPolicy) -> list[
     faulted = set(categories.values["columns_over_threshold"]) | set(quality.values["faulty_columns"])
     drift = source_drift_evidence(pairs, [name for name in typed if name not in faulted], thresholds)
     return [read, schema, types, categories, quality, drift, label_shift_evidence(pairs, label, thresholds)]
-
-
-def _feature_evidence(inputs: IncidentInputs, thresholds: DiagnosisPolicy) -> list[Evidence]:
-    workspace = inputs.workspace
-    with tempfile.TemporaryDirectory(prefix="modelguard-diagnosis-") as scratch_dir:
-        scratch = Path(scratch_dir)
-        base_incident = run_features("base", inputs.base_dir, inputs.incident.eval, "incident", workspace, scratch)
-        candidate_incident = run_features(
-            "candidate", inputs.candidate_dir, inputs.incident.eval, "incident", workspace, scratch
-        )
-        base_approval = run_features("base", inputs.base_dir, inputs.approval.eval, "approval", workspace, scratch)
-    return [
-        feature_recomputation_evidence(base_incident, candidate_incident, thresholds),
-        feature_drift_evidence(base_approval, base_incident, thresholds),
-    ]
 
 
 def _metadata_evidence(inputs: IncidentInputs, evidence: list[Evidence], thresholds: DiagnosisPolicy) -> list[Evidence]:

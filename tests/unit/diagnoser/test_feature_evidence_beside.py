@@ -1,0 +1,100 @@
+"""The feature runs beside the diagnoser's own work: at once (up to the trial runner's `parallel`) or one after
+another, the same runs in the same order, each in the caller's context."""
+
+from __future__ import annotations
+
+import threading
+from contextvars import ContextVar
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import services.diagnoser.feature_evidence as feature_evidence
+from libs.policy.diagnosis import central_diagnosis_policy
+from services.diagnoser.feature_runs import FeatureMatrix
+
+INCIDENT: ContextVar[str] = ContextVar("incident", default="none")
+EXPECTED_RUNS = [("base", "incident"), ("candidate", "incident"), ("base", "approval")]
+
+
+def _inputs(parallel: int | None) -> Any:
+    return SimpleNamespace(
+        trials=None if parallel is None else SimpleNamespace(parallel=parallel),
+        base_dir="/trees/base",
+        candidate_dir="/trees/candidate",
+        incident=SimpleNamespace(eval="/data/incident/eval.csv"),
+        approval=SimpleNamespace(eval="/data/approval/eval.csv"),
+        workspace=SimpleNamespace(),
+    )
+
+
+class Recorder:
+    def __init__(self, barrier: threading.Barrier | None = None) -> None:
+        self.barrier, self.lock, self.met = barrier, threading.Lock(), threading.Event()
+        self.running = self.most = 0
+        self.runs: list[tuple[str, str, str]] = []
+        self.order: list[str] = []
+        self.matrices: list[FeatureMatrix] = []
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.runs.append((revision, name, INCIDENT.get()))
+            self.order.append(f"run {revision} {name}")
+        self._meet()
+        assert scratch.is_dir() and tree.name == revision and data.parent.name == name
+        with self.lock:
+            self.running -= 1
+        return FeatureMatrix(revision, name, None, f"{revision} on {name}")
+
+    def meanwhile(self) -> str:
+        self.order.append("meanwhile")
+        self._meet()
+        return "data evidence"
+
+    def _meet(self) -> None:
+        """The first two runs and the own work wait for each other: the barrier breaks (and fails the test) unless
+        all three run at the same time. The third run comes after one of the first two, and meets no one."""
+        if self.barrier is not None and not self.met.is_set():
+            self.barrier.wait(timeout=10)
+            self.met.set()
+
+    def evidence(self, matrices: list[FeatureMatrix], thresholds: Any) -> list[Any]:
+        self.matrices = matrices
+        return []
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, recorder: Recorder, parallel: int | None) -> str:
+    monkeypatch.setattr(feature_evidence, "run_features", recorder.run_features)
+    monkeypatch.setattr(feature_evidence, "_evidence", recorder.evidence)
+    token = INCIDENT.set("incident-7")
+    try:
+        found, _ = feature_evidence.feature_evidence_beside(
+            _inputs(parallel), central_diagnosis_policy(), recorder.meanwhile
+        )
+    finally:
+        INCIDENT.reset(token)
+    return found
+
+
+def test_with_two_the_runs_meet_each_other_and_the_diagnosers_own_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder(threading.Barrier(3))  # two feature runs and the data work, all at once
+    assert _run(monkeypatch, recorder, parallel=2) == "data evidence"
+    assert recorder.most == 2  # never more commands at once than `parallel`
+    assert sorted(r[:2] for r in recorder.runs) == sorted(EXPECTED_RUNS)
+    assert {r[2] for r in recorder.runs} == {"incident-7"}  # each run saw the caller's context
+    assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS  # in the evidence's order
+
+
+@pytest.mark.parametrize("parallel", [1, None])
+def test_with_one_they_run_one_after_another_after_the_own_work(
+    monkeypatch: pytest.MonkeyPatch, parallel: int | None
+) -> None:
+    recorder = Recorder()
+    assert _run(monkeypatch, recorder, parallel) == "data evidence"
+    assert recorder.order == ["meanwhile", *(f"run {r} {n}" for r, n in EXPECTED_RUNS)]
+    assert recorder.most == 1
+    assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
