@@ -23,7 +23,7 @@ from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.policy.effective import effective_policy_bytes, read_central_policy
-from libs.settings import Settings
+from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings
 from libs.signing.keys import provision_keys
 from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port
 from modelguard.replicas import INSTANCE_ENV, ReplicaCountError, instance_names, replica_counts, service_of
@@ -179,6 +179,8 @@ def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None
     """What changes in the services' environment when the stack runs its own embedded broker as the bus."""
     for suffix in SUFFIXES[1:]:  # the embedded broker is plaintext: the bus's security settings are not for it
         env.pop(BUS_PREFIX + suffix, None)
+    # the embedded broker answers a waiting fetch only when the wait ends: a short one keeps each hop short
+    env.setdefault(FETCH_MAX_WAIT_ENV, str(EMBEDDED_FETCH_MAX_WAIT_MS))
     if settings.mcl_on_the_bus:  # a new, empty broker holds the MCL topics: no DataHub history to skip, and the
         env.setdefault("MODELGUARD_MCL_START", "earliest")  # demo's first MCL may come before the consumer joined
 

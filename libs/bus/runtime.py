@@ -260,6 +260,7 @@ class ServiceRuntime:
             session_timeout_ms=settings.kafka_session_timeout_ms,
             heartbeat_interval_ms=max(500, settings.kafka_session_timeout_ms // 4),
             max_poll_interval_ms=15 * 60 * 1000,
+            fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
             ack_policy=AckPolicy.NACK_ON_ERROR,
             **polls,
         )(self.on_batch if definition.batch_sink else self.on_message)
@@ -299,6 +300,8 @@ class ServiceRuntime:
             "max_partition_fetch_bytes": MAX_MESSAGE_BYTES,
             "listener": resume,
         }
+        if broker is self.broker:  # the bus's wait (DataHub's Kafka keeps Kafka's own)
+            options["fetch_max_wait_ms"] = settings.kafka_fetch_max_wait_ms
         if external.handle_batch is not None:
             subscriber = broker.subscriber(
                 *topics,

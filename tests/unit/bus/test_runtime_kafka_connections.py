@@ -137,3 +137,19 @@ def test_the_service_is_ready_only_while_every_connection_answers(runtime_for: A
     assert not runtime.health.ready, "the bus is still away"
     runtime._set_ready(True, "bus")
     assert runtime.health.ready
+
+
+def _fetch_waits(broker: KafkaBroker) -> list[Any]:
+    subscribers: list[Any] = list(broker.subscribers)
+    return [subscriber._connection_args.get("fetch_max_wait_ms") for subscriber in subscribers]
+
+
+def test_the_bus_consumers_use_the_configured_fetch_wait_and_datahubs_kafka_keeps_its_own(runtime_for: Any) -> None:
+    # the bus's wait (short on the embedded broker, which answers a waiting fetch only when the wait ends); DataHub's
+    # Kafka is Kafka: it answers as soon as a record arrives, so its consumers keep the default, 500
+    apart = runtime_for({**BUS, **DATAHUB, "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS": "40"})
+    assert _fetch_waits(apart.broker) == [40]
+    assert apart.external_broker is not None and _fetch_waits(apart.external_broker) == [500]
+    together = runtime_for({**BUS, "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS": "40"})
+    assert _fetch_waits(together.broker) == [40, 40]
+    assert _fetch_waits(runtime_for(BUS).broker) == [500, 500]

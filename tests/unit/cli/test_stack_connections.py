@@ -7,9 +7,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from contracts.registry import all_topics
 from libs.bus.kafka_connection import KafkaConnection
-from libs.settings import Settings, load_settings
+from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings, SettingsError, load_settings
 from modelguard.stack import (
     StackState,
     bus_connection,
@@ -58,8 +60,31 @@ def test_the_embedded_bus_drops_the_bus_security_and_reads_mcl_from_the_start_on
     settings = _settings(tmp_path)
     env = {"MODELGUARD_KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "MODELGUARD_KAFKA_SASL_USERNAME": "mg", "OTHER": "kept"}
     embedded_broker_environment(settings, env)
-    assert env == {"OTHER": "kept", "MODELGUARD_MCL_START": "earliest"}
+    assert env == {"OTHER": "kept", "MODELGUARD_MCL_START": "earliest", FETCH_MAX_WAIT_ENV: "50"}
     # DataHub's own Kafka holds history: the start policy stays what it is (latest unless set)
     env = {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092"}
     embedded_broker_environment(dataclasses.replace(settings, datahub_kafka=DATAHUB), env)
-    assert env == {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092"}
+    assert env == {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092", FETCH_MAX_WAIT_ENV: "50"}
+
+
+def test_the_embedded_bus_gets_a_short_fetch_wait_unless_one_is_set(tmp_path: Path) -> None:
+    # Tansu answers a waiting fetch only when the wait ends: Kafka's 500 ms would be each hop's latency
+    settings = _settings(tmp_path)
+    assert settings.kafka_fetch_max_wait_ms == 500  # Kafka's own default: it answers as soon as a record arrives
+    env: dict[str, str] = {}
+    embedded_broker_environment(settings, env)
+    assert env[FETCH_MAX_WAIT_ENV] == str(EMBEDDED_FETCH_MAX_WAIT_MS)
+    with environment({"MODELGUARD_HOME": str(tmp_path), **env}):
+        assert load_settings().kafka_fetch_max_wait_ms == EMBEDDED_FETCH_MAX_WAIT_MS
+    env = {FETCH_MAX_WAIT_ENV: "200"}
+    embedded_broker_environment(settings, env)
+    assert env[FETCH_MAX_WAIT_ENV] == "200"
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "60001"])
+def test_a_fetch_wait_out_of_range_is_refused_in_one_line(tmp_path: Path, value: str) -> None:
+    with (
+        environment({"MODELGUARD_HOME": str(tmp_path), FETCH_MAX_WAIT_ENV: value}),
+        pytest.raises(SettingsError, match=FETCH_MAX_WAIT_ENV),
+    ):
+        load_settings()
