@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from libs.policy.yaml_documents import safe_load_once
+
 DEFAULT_CENTRAL_POLICY = Path(__file__).resolve().parents[2] / "policy" / "central.yaml"
 CENTRAL_POLICY_VARIABLE = "MODELGUARD_CENTRAL_POLICY"
 
@@ -33,7 +35,7 @@ def read_central_policy_document(path: Path | None = None) -> dict[str, Any]:
     """The whole central policy as a mapping."""
     source = central_policy_path(path)
     try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
+        document = safe_load_once(source.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise CentralPolicyError(f"cannot read the central policy {source}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, yaml.YAMLError) as exc:

@@ -26,6 +26,7 @@ from libs.policy.diagnosis import DiagnosisPolicy
 from libs.policy.errors import PolicyError, first_problem
 from libs.policy.repair import RepairSection
 from libs.policy.sandbox import SandboxPolicy
+from libs.policy.yaml_documents import safe_load_once
 from libs.referee.metrics import gate_problem
 
 
@@ -177,7 +178,7 @@ class ModelPolicy(BaseModel):
 
 def parse_policy(data: bytes, origin: str) -> ModelPolicy:
     try:
-        document = yaml.safe_load(data)
+        document = safe_load_once(data)
     except yaml.YAMLError as exc:
         raise PolicyError(f"{origin}: not YAML: {exc}") from exc
     if not isinstance(document, dict):
