@@ -44,10 +44,11 @@ from libs.settings_error import SettingsError as SettingsError
 from libs.state.location import StateUrlError, state_url_from
 
 FETCH_MAX_WAIT_ENV = "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS"
-EMBEDDED_FETCH_MAX_WAIT_MS = 50
+EMBEDDED_FETCH_MAX_WAIT_MS = 100
 """The services' fetch wait on the embedded broker (Tansu holds a fetch to its end even when a record arrives): a
-record then waits about 3 ms p50, 16 ms p95 before its consumer has it (500 ms: 215 and 466); an idle consumer
-and the broker each spend about 1.5 % of a core on the polls."""
+record then waits 15 ms p50, 66 ms p95 before its consumer has it (500 ms: 215 and 466; 50 ms: 3 and 16), and each
+idle consumer costs the broker 1.2 % of a core and itself 0.8 %. 50 ms cost the broker 4.6 CPU-s in the ten-incident
+bench against 3.0 at 100 and 1.8 at 500, CPU the workspace commands then lacked on two cores."""
 
 
 def _int(name: str, default: int) -> int:

@@ -144,12 +144,41 @@ def _fetch_waits(broker: KafkaBroker) -> list[Any]:
     return [subscriber._connection_args.get("fetch_max_wait_ms") for subscriber in subscribers]
 
 
-def test_the_bus_consumers_use_the_configured_fetch_wait_and_datahubs_kafka_keeps_its_own(runtime_for: Any) -> None:
-    # the bus's wait (short on the embedded broker, which answers a waiting fetch only when the wait ends); DataHub's
-    # Kafka is Kafka: it answers as soon as a record arrives, so its consumers keep the default, 500
+def _fetch_wait_by_topic(broker: KafkaBroker) -> dict[str, Any]:
+    subscribers: list[Any] = list(broker.subscribers)
+    return {
+        getattr(topic, "name", topic): subscriber._connection_args.get("fetch_max_wait_ms")
+        for subscriber in subscribers
+        for topic in subscriber.topics
+    }
+
+
+def test_the_input_consumer_uses_the_configured_fetch_wait_and_the_external_ones_keep_kafkas(runtime_for: Any) -> None:
+    # the input's wait is each hop's latency on the embedded broker (it answers a waiting fetch only when the wait
+    # ends); the MCL consumers read in batches and keep 500 ms, Kafka's default, on either connection
     apart = runtime_for({**BUS, **DATAHUB, "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS": "40"})
     assert _fetch_waits(apart.broker) == [40]
     assert apart.external_broker is not None and _fetch_waits(apart.external_broker) == [500]
     together = runtime_for({**BUS, "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS": "40"})
-    assert _fetch_waits(together.broker) == [40, 40]
+    waits = _fetch_wait_by_topic(together.broker)
+    assert waits.pop("MetadataChangeLog_Versioned_v1") == 500
+    assert set(waits.values()) == {40}  # the context service's inputs
     assert _fetch_waits(runtime_for(BUS).broker) == [500, 500]
+
+
+def test_a_batch_sink_keeps_kafkas_fetch_wait(tmp_path: Path) -> None:
+    # the ledger records what the handlers published: no incident waits on it, so it does not poll the broker often
+    keys = Keys("ledger")
+    definition = ServiceDefinition(
+        "ledger", "test", SERVICE_CHANNELS["ledger"], sink=lambda event: None, batch_sink=lambda events: events
+    )
+    runtime = ServiceRuntime(
+        definition,
+        _settings(tmp_path, {**BUS, "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS": "40"}),
+        keys["ledger"],
+        keys.registry,
+    )
+    try:
+        assert _fetch_waits(runtime.broker) == [500]
+    finally:
+        runtime.processed.close()

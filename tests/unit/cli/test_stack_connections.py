@@ -60,11 +60,11 @@ def test_the_embedded_bus_drops_the_bus_security_and_reads_mcl_from_the_start_on
     settings = _settings(tmp_path)
     env = {"MODELGUARD_KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "MODELGUARD_KAFKA_SASL_USERNAME": "mg", "OTHER": "kept"}
     embedded_broker_environment(settings, env)
-    assert env == {"OTHER": "kept", "MODELGUARD_MCL_START": "earliest", FETCH_MAX_WAIT_ENV: "50"}
+    assert env == {"OTHER": "kept", "MODELGUARD_MCL_START": "earliest", FETCH_MAX_WAIT_ENV: "100"}
     # DataHub's own Kafka holds history: the start policy stays what it is (latest unless set)
     env = {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092"}
     embedded_broker_environment(dataclasses.replace(settings, datahub_kafka=DATAHUB), env)
-    assert env == {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092", FETCH_MAX_WAIT_ENV: "50"}
+    assert env == {"MODELGUARD_DATAHUB_KAFKA_BOOTSTRAP": "datahub-kafka:9092", FETCH_MAX_WAIT_ENV: "100"}
 
 
 def test_the_embedded_bus_gets_a_short_fetch_wait_unless_one_is_set(tmp_path: Path) -> None:
