@@ -3,12 +3,14 @@ credentials (used by ``main.py`` and the CLI's in-process stack, nothing else)."
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from libs.bus.runtime import ServiceDefinition
 from libs.datahub.change_records import ChangeRecordsError, read_change_records
+from libs.datahub.file_provider import FileContextProvider
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.mirror_bootstrap import bootstrap_from_files
 from libs.datahub.mcl.mirror_store import MirrorStore, MirrorWrite
@@ -22,6 +24,8 @@ from libs.signing.keys import SigningKey
 from services.context.change_log import OLD_LOG_FILE_NAME, import_old_log
 from services.context.upstream_risk_dedup import RiskDeduplicator
 from services.context.wiring import NAME, ContextPorts, definition
+
+log = logging.getLogger("modelguard.context")
 
 OLD_SEEN_FILE_NAME = "upstream-risks.sqlite"
 
@@ -58,6 +62,9 @@ def production_ports(settings: Settings, secrets: Mapping[str, str] = os.environ
     """``secrets``: where the DataHub tokens and the schema registry's credentials are read (the process
     environment); they reach the clients that need them and nothing else."""
     provider = context_provider_from(settings, secrets)
+    if isinstance(provider, FileContextProvider):  # decoded now, not at the first incident
+        for problem in provider.warm():
+            log.warning("context: %s (reported with each incident until the file is fixed)", problem)
     try:
         file_changes = tuple(
             record

@@ -286,3 +286,27 @@ def test_an_unchanged_file_is_decoded_once_and_an_edited_one_again(
     edited = provider.collect(C.MODEL, FETCHED_AT)
     assert decoded == [churn_file, churn_file, churn_file]  # the fresh provider's, then the edited file's
     assert (C.MODEL, C.ML_ENGINEER + "-renamed") in {(o.entity_urn, o.owner_urn) for o in edited.owners}
+
+
+def test_a_warmed_provider_decodes_nothing_at_its_first_collect_and_leaves_a_bad_file_to_collect(
+    churn_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import libs.datahub.file_provider as module
+
+    decoded: list[Path] = []
+    real = module.decode_mcp_text
+    monkeypatch.setattr(module, "decode_mcp_text", lambda path, text: decoded.append(path) or real(path, text))
+    provider = FileContextProvider([churn_file])
+    assert provider.warm() == [] and decoded == [churn_file]
+    warmed = provider.collect(C.MODEL, FETCHED_AT)
+    assert decoded == [churn_file]  # nothing more at the first incident
+    assert warmed.digest() == FileContextProvider([churn_file]).collect(C.MODEL, FETCHED_AT).digest()
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"aspectName": ')
+    missing = tmp_path / "missing.json"
+    with_problems = FileContextProvider([churn_file, broken, missing])
+    problems = with_problems.warm()  # returned, not raised: the service starts
+    assert [p.path for p in problems] == [broken, missing]
+    with pytest.raises(MetadataFileError, match="not valid JSON"):
+        with_problems.collect(C.MODEL, FETCHED_AT)  # the incident still reports it, as without the warm-up
