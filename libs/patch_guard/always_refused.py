@@ -33,6 +33,7 @@ from libs.patch_guard.module_uses import resolver_with
 from libs.patch_guard.name_resolution import BUILTIN_NAMES
 from libs.patch_guard.refused_names import REFUSED_ATTRIBUTES, RefusedCategory, refused_category
 from libs.patch_guard.string_references import folded_string, names_label, outside_reference
+from libs.python_source.tree_walk import parents_of, walked
 
 MODULE_NAMES = frozenset(sys.stdlib_module_names) | frozenset(MODULE_ALIASES) | {"__builtins__", "builtins"}
 """Names that are a module even when nothing in a hunk read alone imports them."""
@@ -90,14 +91,14 @@ class _Scan:
         self.tree = tree
         self.labels = labels
         self.resolver = resolver_with(tree, outer_imports)
-        self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        self.parents = parents_of(tree)
         self.imported = _import_bound_names(tree)
         self.functions = {
-            node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            node.name for node in walked(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         }
 
     def findings(self) -> Iterator[tuple[RefusedFinding, ast.AST]]:
-        for node in ast.walk(self.tree):
+        for node in walked(self.tree):
             for category, description in self._node(node):
                 line = getattr(node, "lineno", 0)
                 yield RefusedFinding(category=category, description=description, line=line), node
@@ -259,7 +260,7 @@ def _imports(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[RefusedCategor
 
 def _import_bound_names(tree: ast.AST) -> frozenset[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names.update(alias.asname or alias.name.split(".", 1)[0] for alias in node.names if alias.name != "*")
     return frozenset(names)

@@ -38,6 +38,7 @@ from libs.patch_guard.constructs import (
 )
 from libs.patch_guard.name_resolution import Resolver, literal_getattr
 from libs.patch_guard.path_values import PathValues
+from libs.python_source.tree_walk import parents_of, walked
 
 REEXPORTED_MODULES = frozenset(
     {"os", "posix", "sys", "subprocess", "builtins", "__builtins__", "importlib", "socket", "shutil", "ctypes"}
@@ -89,10 +90,10 @@ class _ModuleScan:
         self.tree = tree
         self.resolver = Resolver(tree)
         self.paths = PathValues(tree, self.resolver)
-        self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        self.parents = parents_of(tree)
 
     def findings(self) -> Iterator[ConstructFinding]:
-        for node in ast.walk(self.tree):
+        for node in walked(self.tree):
             line = getattr(node, "lineno", 0)
             for category, description in self._node(node):
                 yield ConstructFinding(category=category, description=description, line=line)

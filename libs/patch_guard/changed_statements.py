@@ -12,13 +12,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection
 
+from libs.python_source.tree_walk import walked
+
 
 class ChangedStatements:
     def __init__(self, tree: ast.AST, added_lines: Collection[int] | None) -> None:
         """``added_lines`` None: every statement counts as changed (a hunk parsed alone is all added)."""
         self.added = None if added_lines is None else frozenset(added_lines)
         self.span_of: dict[ast.AST, tuple[int, int]] = {}
-        for block in ast.walk(tree):
+        for block in walked(tree):
             if isinstance(block, ast.stmt | ast.ExceptHandler | ast.match_case):
                 span = own_lines(block)
                 for node in _own_nodes(block):

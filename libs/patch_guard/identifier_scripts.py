@@ -17,6 +17,8 @@ import tokenize
 import unicodedata
 from collections.abc import Iterator
 
+from libs.python_source.tree_walk import walked
+
 WIDTH_PREFIXES = frozenset({"FULLWIDTH", "HALFWIDTH"})
 WORD = re.compile(r"[^\W\d]\w*")
 
@@ -24,7 +26,7 @@ WORD = re.compile(r"[^\W\d]\w*")
 def tree_identifiers(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """(line, identifier) of every name the syntax tree holds, after NFKC: also those inside an f-string,
     which :mod:`tokenize` leaves in one string token before Python 3.12."""
-    for node in ast.walk(tree):
+    for node in walked(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Name):
             yield line, node.id

@@ -26,6 +26,7 @@ from typing import Literal
 
 from libs.patch_guard.constructs import normalised
 from libs.patch_guard.name_resolution import Resolver, literal_getattr
+from libs.python_source.tree_walk import parents_of, walked
 
 UseKind = Literal["name", "attribute", "import"]
 
@@ -77,7 +78,7 @@ def bound_names(tree: ast.AST) -> frozenset[str]:
     """Every name ``tree`` binds other than by an import (assignments, parameters, definitions, loop and
     ``with`` targets...): an import's name is resolved, never a local."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.arg):
@@ -93,7 +94,7 @@ def own_attribute_names(tree: ast.AST) -> frozenset[str]:
     """Attribute names the module gives its own objects: what a class body defines or assigns, and
     ``self.<name> = ...``; never a dunder name."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
                 if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -117,10 +118,10 @@ class _UseScan:
         self.resolver = resolver_with(tree, outer_imports)
         self.outer_locals = outer_locals - set(self.resolver.aliases)
         self.own_attributes = own_attribute_names(tree)
-        self.parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        self.parents = parents_of(tree)
 
     def uses(self) -> Iterator[tuple[Use, int]]:
-        for node in ast.walk(self.tree):
+        for node in walked(self.tree):
             line = getattr(node, "lineno", 0)
             for use in self._node(node):
                 yield use, line

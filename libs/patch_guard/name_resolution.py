@@ -15,6 +15,8 @@ import ast
 import builtins
 from collections import defaultdict
 
+from libs.python_source.tree_walk import walked
+
 MAX_ROUNDS = 8
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__builtins__", "__loader__", "__spec__", "__file__", "__package__"}
 """Names every module can use without binding them."""
@@ -60,7 +62,7 @@ class Resolver:
         return set()
 
     def _bind_imports(self, tree: ast.AST) -> None:
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -97,7 +99,7 @@ def literal_getattr(node: ast.AST) -> tuple[ast.expr, str] | None:
 def _assignments(tree: ast.AST) -> list[tuple[str, ast.expr]]:
     """(name, value) of every assignment of a value to a plain name, tuples unpacked pairwise."""
     pairs: list[tuple[str, ast.expr]] = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 pairs.extend(_pairs(target, node.value))
@@ -127,7 +129,7 @@ def _other_bindings(tree: ast.AST) -> set[str]:
     """Names bound by something other than an import or a resolvable assignment: definitions,
     parameters, loop and ``with`` targets, handlers, comprehension variables, unpacking."""
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bound.add(node.name)
         elif isinstance(node, ast.arg):

@@ -14,6 +14,7 @@ import ast
 
 from libs.patch_guard.constructs import normalised
 from libs.patch_guard.name_resolution import MAX_ROUNDS, Resolver
+from libs.python_source.tree_walk import walked
 
 PATH_CLASSES = frozenset(
     {
@@ -79,14 +80,14 @@ class PathValues:
         return any(isinstance(part, ast.expr) and self._is_path_class(part) for part in ast.walk(annotation))
 
     def _annotated(self, tree: ast.AST) -> None:
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.arg) and self._annotation_is_path(node.annotation):
                 self.names.add(node.arg)
             elif isinstance(node, ast.AnnAssign) and self._annotation_is_path(node.annotation):
                 self._bind(node.target)
 
     def _assigned(self, tree: ast.AST) -> None:
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.Assign) and self.is_path(node.value):
                 for target in node.targets:
                     self._bind(target)

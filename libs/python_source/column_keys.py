@@ -14,10 +14,12 @@ constants). Docstrings, comments and f-string parts are never column keys.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from libs.python_source.column_reads import module_parents
 from libs.python_source.definitions import dict_literals, string_sequences
+from libs.python_source.tree_walk import walked
 
 COLUMN_KEYWORDS = frozenset(
     {
@@ -56,19 +58,19 @@ def column_key_constants(tree: ast.Module, name: str) -> list[ast.Constant]:
     return [key.node for key in column_keys(tree, name)]
 
 
-def column_keys(tree: ast.Module, name: str, parents: dict[ast.AST, ast.AST] | None = None) -> list[ColumnKey]:
+def column_keys(tree: ast.Module, name: str, parents: Mapping[ast.AST, ast.AST] | None = None) -> list[ColumnKey]:
     """Every string constant equal to ``name`` that is used as a column key, with what it indexes."""
     parents = module_parents(tree) if parents is None else parents
     constant_containers = {id(value) for value in (*string_sequences(tree).values(), *dict_literals(tree).values())}
     found = [
         ColumnKey(node, _owner(node, parents, constant_containers), _stored(node, parents))
-        for node in ast.walk(tree)
+        for node in walked(tree)
         if isinstance(node, ast.Constant) and node.value == name and _is_column_key(node, parents, constant_containers)
     ]
     return sorted(found, key=lambda key: (key.node.lineno, key.node.col_offset))
 
 
-def _owner(node: ast.Constant, parents: dict[ast.AST, ast.AST], constants: set[int]) -> ast.expr | None:
+def _owner(node: ast.Constant, parents: Mapping[ast.AST, ast.AST], constants: set[int]) -> ast.expr | None:
     parent = parents.get(node)
     if isinstance(parent, ast.Subscript):
         return parent.value
@@ -89,14 +91,14 @@ def _owner(node: ast.Constant, parents: dict[ast.AST, ast.AST], constants: set[i
     return None
 
 
-def _stored(node: ast.Constant, parents: dict[ast.AST, ast.AST]) -> bool:
+def _stored(node: ast.Constant, parents: Mapping[ast.AST, ast.AST]) -> bool:
     subscript = parents.get(node)
     if isinstance(subscript, ast.Tuple | ast.List | ast.Set):
         subscript = parents.get(subscript)
     return isinstance(subscript, ast.Subscript) and isinstance(subscript.ctx, ast.Store | ast.Del)
 
 
-def _is_column_key(node: ast.Constant, parents: dict[ast.AST, ast.AST], constants: set[int]) -> bool:
+def _is_column_key(node: ast.Constant, parents: Mapping[ast.AST, ast.AST], constants: set[int]) -> bool:
     parent = parents.get(node)
     if isinstance(parent, ast.Subscript) and parent.slice is node:
         return True

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from libs.python_source.definitions import FunctionNode, string_sequences, string_values
+from libs.python_source.tree_walk import parents_of, walked
 
 Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 
@@ -36,16 +37,16 @@ class ColumnRead:
         return isinstance(self.node.slice, ast.Constant)
 
 
-def module_parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
-    return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+def module_parents(tree: ast.AST) -> Mapping[ast.AST, ast.AST]:
+    return parents_of(tree)
 
 
-def column_reads(tree: ast.Module, column: str, parents: dict[ast.AST, ast.AST] | None = None) -> list[ColumnRead]:
+def column_reads(tree: ast.Module, column: str, parents: Mapping[ast.AST, ast.AST] | None = None) -> list[ColumnRead]:
     """Every read of ``column`` in the module, in source order."""
     parents = module_parents(tree) if parents is None else parents
     sequences = string_sequences(tree)
     reads = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if not isinstance(node, ast.Subscript) or not isinstance(node.ctx, ast.Load):
             continue
         key = node.slice
@@ -62,7 +63,7 @@ def column_reads(tree: ast.Module, column: str, parents: dict[ast.AST, ast.AST] 
 
 
 def _loop_columns(
-    node: ast.AST, name: str, parents: dict[ast.AST, ast.AST], sequences: Mapping[str, ast.expr]
+    node: ast.AST, name: str, parents: Mapping[ast.AST, ast.AST], sequences: Mapping[str, ast.expr]
 ) -> tuple[tuple[str, ...] | None, ast.expr | None]:
     """The column names ``name`` runs over at ``node``, and the loop's iterable."""
     child, parent = node, parents.get(node)
@@ -88,7 +89,7 @@ def _binds(target: ast.expr, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
 
 
-def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> FunctionNode | None:
+def _enclosing_function(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> FunctionNode | None:
     parent = parents.get(node)
     while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
         parent = parents.get(parent)

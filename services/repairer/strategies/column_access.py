@@ -15,6 +15,7 @@ says which parameter of the function, if any, that frame comes in by.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,7 +75,7 @@ def _is_config_read(node: ast.Subscript, names: ColumnNames) -> bool:
 
 
 def _get_access(
-    call: ast.Call, names: ColumnNames, column: str, parents: dict[ast.AST, ast.AST]
+    call: ast.Call, names: ColumnNames, column: str, parents: Mapping[ast.AST, ast.AST]
 ) -> ColumnAccess | None:
     function = call.func
     if not (isinstance(function, ast.Attribute) and function.attr == "get" and 1 <= len(call.args) <= 2):
@@ -178,18 +179,18 @@ def _method(module: ParsedModule, klass: ast.ClassDef, name: str) -> FunctionNod
     return None
 
 
-def _function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> FunctionNode | None:
+def _function(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> FunctionNode | None:
     parent = parents.get(node)
     while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
         parent = parents.get(parent)
     return parent
 
 
-def enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> FunctionNode | None:
+def enclosing_function(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> FunctionNode | None:
     return _function(node, parents)
 
 
-def is_record(access: ColumnAccess, parents: dict[ast.AST, ast.AST]) -> bool:
+def is_record(access: ColumnAccess, parents: Mapping[ast.AST, ast.AST]) -> bool:
     """Whether the owner is a record bound by a loop or a comprehension (``for row in rows: row["c"]``)."""
     root = expression_root(access.owner)
     if root is None or not isinstance(access.owner, ast.Name):
@@ -210,7 +211,7 @@ def _binds(target: ast.AST, name: str) -> bool:
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(target))
 
 
-def frame_parameter(access: ColumnAccess, parents: dict[ast.AST, ast.AST], pandas: str | None) -> str | None:
+def frame_parameter(access: ColumnAccess, parents: Mapping[ast.AST, ast.AST], pandas: str | None) -> str | None:
     """The parameter of the access's function whose frame the column is read from: the owner is the parameter,
     or a name the function derives from it (``out = frame[COLUMNS].copy()``). None for a record (a loop
     variable, a parameter used as a record), the receiver of a method, or an owner the function makes itself."""
@@ -226,7 +227,7 @@ def frame_parameter(access: ColumnAccess, parents: dict[ast.AST, ast.AST], panda
     return None
 
 
-def receiver_name(function: FunctionNode, parents: dict[ast.AST, ast.AST]) -> str | None:
+def receiver_name(function: FunctionNode, parents: Mapping[ast.AST, ast.AST]) -> str | None:
     """``self`` / ``cls`` of a method of a class; None for a function or a static method."""
     if not isinstance(parents.get(function), ast.ClassDef):
         return None

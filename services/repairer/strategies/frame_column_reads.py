@@ -7,7 +7,7 @@ attribute, a constructor or function default, a config value: ``X[self.text_colu
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from libs.python_source.column_reads import column_reads, expression_root, own_nodes
@@ -102,7 +102,7 @@ def _beside_frame(call: ast.Call, argument: ast.expr, frames: frozenset[str]) ->
     return any(other is not argument and _frame_chain(other, frames) for other in call_arguments(call))
 
 
-def _used_on_frame(name: ast.Name, frames: frozenset[str], parents: dict[ast.AST, ast.AST]) -> bool:
+def _used_on_frame(name: ast.Name, frames: frozenset[str], parents: Mapping[ast.AST, ast.AST]) -> bool:
     """Whether a column constant is used as the columns of a frame: ``raw[C]``, ``raw.loc[:, C]``,
     ``raw.reindex(columns=C)``, ``helper(raw, C)``, ``C in raw.columns`` (through ``list(C)``, ``C + [...]``)."""
     child: ast.AST = name

@@ -14,6 +14,7 @@ that some method of the class assigns: a learnt mapping, not a method.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from libs.python_source.column_reads import own_nodes
@@ -33,7 +34,7 @@ class LearntLookup:
 
 
 def learnt_lookups(
-    read: ast.expr, function: FunctionNode | None, parents: dict[ast.AST, ast.AST]
+    read: ast.expr, function: FunctionNode | None, parents: Mapping[ast.AST, ast.AST]
 ) -> list[LearntLookup]:
     if function is None:
         return []
@@ -56,7 +57,7 @@ def learnt_lookups(
     return [lookup for lookup in found if _is_learnt(lookup.mapping, receiver, klass, parents)]
 
 
-def _chain_top(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> ast.expr:
+def _chain_top(node: ast.expr, parents: Mapping[ast.AST, ast.AST]) -> ast.expr:
     """The read through value-keeping method calls: ``R.fillna("missing").astype(str)``."""
     current = node
     while True:
@@ -72,7 +73,7 @@ def _chain_top(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> ast.expr:
             return current
 
 
-def _mapped(values: ast.expr, parents: dict[ast.AST, ast.AST]) -> LearntLookup | None:
+def _mapped(values: ast.expr, parents: Mapping[ast.AST, ast.AST]) -> LearntLookup | None:
     attribute = parents.get(values)
     if not (isinstance(attribute, ast.Attribute) and attribute.value is values and attribute.attr == "map"):
         return None
@@ -82,7 +83,7 @@ def _mapped(values: ast.expr, parents: dict[ast.AST, ast.AST]) -> LearntLookup |
     return LearntLookup(values, call.args[0])
 
 
-def _is_learnt(mapping: ast.expr, receiver: str, klass: ast.ClassDef, parents: dict[ast.AST, ast.AST]) -> bool:
+def _is_learnt(mapping: ast.expr, receiver: str, klass: ast.ClassDef, parents: Mapping[ast.AST, ast.AST]) -> bool:
     """``self.a`` or ``self.a[...]`` with ``a`` assigned by a method of the class and not a method itself."""
     node = mapping.value if isinstance(mapping, ast.Subscript) else mapping
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver):
@@ -93,7 +94,7 @@ def _is_learnt(mapping: ast.expr, receiver: str, klass: ast.ClassDef, parents: d
     return any(_assigns(method, node.attr, parents) for method in methods)
 
 
-def _assigns(method: FunctionNode, attribute: str, parents: dict[ast.AST, ast.AST]) -> bool:
+def _assigns(method: FunctionNode, attribute: str, parents: Mapping[ast.AST, ast.AST]) -> bool:
     receiver = receiver_name(method, parents)
     for node in own_nodes(method):
         if not isinstance(node, ast.Assign):

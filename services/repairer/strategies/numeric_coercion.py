@@ -33,6 +33,7 @@ module.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from contracts.catalogue import RepairStrategy, answers
@@ -369,7 +370,7 @@ def _loads(scope: ast.AST | None, target: ast.AST, after: int = 0) -> list[ast.N
     ]
 
 
-def _handles_value_error(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+def _handles_value_error(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
     """Whether ``node`` is in the body of a ``try`` whose handlers catch ``ValueError`` (or anything wider)."""
     child, parent = node, parents.get(node)
     while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):

@@ -6,6 +6,7 @@ outside it (the standard library, an installed package) resolves to nothing."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -18,7 +19,7 @@ class ParsedModule:
     path: str
     source: str
     tree: ast.Module
-    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+    parents: Mapping[ast.AST, ast.AST] = field(default_factory=dict)
 
     def function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A top-level function of the module by name (the last definition wins, as when the module runs)."""

@@ -31,7 +31,7 @@ Refused without a declared default for the column, or when the default is not on
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contracts.catalogue import RepairStrategy, answers
@@ -307,7 +307,7 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     return multi_file_edit(STRATEGY, edits, rationale=f"values unseen in training now map to the default ({summary})")
 
 
-def _loop_iterable(node: ast.AST, variable: str, parents: dict[ast.AST, ast.AST]) -> ast.expr | None:
+def _loop_iterable(node: ast.AST, variable: str, parents: Mapping[ast.AST, ast.AST]) -> ast.expr | None:
     """What the innermost loop or comprehension binding ``variable`` around ``node`` runs over."""
     child, parent = node, parents.get(node)
     while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
