@@ -4,6 +4,7 @@ incident window the current sample, compared split by split (train with train, e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pandas as pd
 from services.diagnoser.inputs import DataWindow
 from services.diagnoser.profiling.column_profile import ColumnProfile, profile_column
 from services.diagnoser.profiling.frames import read_text_frame
+from services.diagnoser.profiling.profile_cache import WINDOW_PROFILES
 
 Split = Literal["train", "eval"]
 
@@ -39,18 +41,29 @@ class ProfiledPair:
 def profile_windows(
     approval: DataWindow, incident: DataWindow, numeric_parse_rate: float, max_categories: int
 ) -> tuple[ProfiledPair, ...]:
-    """(train pair, eval pair), each with every column of both sides profiled."""
+    """(train pair, eval pair), each with every column of both sides profiled (a file profiled before with these
+    thresholds is read from ``WINDOW_PROFILES``)."""
     pairs = []
     for split in ("train", "eval"):
-        reference = read_text_frame(getattr(approval, split))
-        current = read_text_frame(getattr(incident, split))
+        reference_path, current_path = getattr(approval, split), getattr(incident, split)
+        reference, current = read_text_frame(reference_path), read_text_frame(current_path)
         pairs.append(
             ProfiledPair(
                 split=split,
                 reference=reference,
                 current=current,
-                reference_profiles=_profiles(reference, numeric_parse_rate, max_categories),
-                current_profiles=_profiles(current, numeric_parse_rate, max_categories),
+                reference_profiles=WINDOW_PROFILES.profiles(
+                    reference_path,
+                    numeric_parse_rate,
+                    max_categories,
+                    partial(_profiles, reference, numeric_parse_rate, max_categories),
+                ),
+                current_profiles=WINDOW_PROFILES.profiles(
+                    current_path,
+                    numeric_parse_rate,
+                    max_categories,
+                    partial(_profiles, current, numeric_parse_rate, max_categories),
+                ),
             )
         )
     return tuple(pairs)
