@@ -17,9 +17,8 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from libs.python_source.column_reads import module_parents
 from libs.python_source.definitions import dict_literals, string_sequences
-from libs.python_source.tree_walk import walked
+from libs.python_source.tree_walk import parents_of, walked
 
 COLUMN_KEYWORDS = frozenset(
     {
@@ -60,7 +59,7 @@ def column_key_constants(tree: ast.Module, name: str) -> list[ast.Constant]:
 
 def column_keys(tree: ast.Module, name: str, parents: Mapping[ast.AST, ast.AST] | None = None) -> list[ColumnKey]:
     """Every string constant equal to ``name`` that is used as a column key, with what it indexes."""
-    parents = module_parents(tree) if parents is None else parents
+    parents = parents_of(tree) if parents is None else parents
     constant_containers = {id(value) for value in (*string_sequences(tree).values(), *dict_literals(tree).values())}
     found = [
         ColumnKey(node, _owner(node, parents, constant_containers), _stored(node, parents))

@@ -37,13 +37,9 @@ class ColumnRead:
         return isinstance(self.node.slice, ast.Constant)
 
 
-def module_parents(tree: ast.AST) -> Mapping[ast.AST, ast.AST]:
-    return parents_of(tree)
-
-
 def column_reads(tree: ast.Module, column: str, parents: Mapping[ast.AST, ast.AST] | None = None) -> list[ColumnRead]:
     """Every read of ``column`` in the module, in source order."""
-    parents = module_parents(tree) if parents is None else parents
+    parents = parents_of(tree) if parents is None else parents
     sequences = string_sequences(tree)
     reads = []
     for node in walked(tree):

@@ -9,9 +9,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from libs.python_source.column_keys import ColumnKey, column_keys
-from libs.python_source.column_reads import module_parents, own_nodes
+from libs.python_source.column_reads import own_nodes
 from libs.python_source.definitions import FunctionNode, dict_literals, string_sequences, string_values
 from libs.python_source.imports import module_alias
+from libs.python_source.tree_walk import parents_of
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class ModuleFunction:
 class ModuleIndex:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.parents = module_parents(tree)
+        self.parents = parents_of(tree)
         self.pandas_alias = module_alias(tree, "pandas")
         self.pandas = self.pandas_alias is not None or any(
             isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pandas" for node in tree.body

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from libs.python_source.column_reads import module_parents
+from libs.python_source.tree_walk import parents_of
 from services.repairer.repair_context import RepairContext
 
 
@@ -50,7 +50,7 @@ class PackageModules:
                 except SyntaxError:
                     tree = None
                 if tree is not None:
-                    parsed = ParsedModule(path, source, tree, module_parents(tree))
+                    parsed = ParsedModule(path, source, tree, parents_of(tree))
             self._parsed[path] = parsed
         return self._parsed[path]
 
