@@ -35,6 +35,13 @@ class SandboxLimits(BaseModel):
         gt=0,
         description="processes and threads together (pids cgroup, else RLIMIT_NPROC of a non-root uid)",
     )
+    nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="how far below ModelGuard's own scheduling priority the command runs (added to its niceness, "
+        "which it cannot lower again): a busy or hostile workspace cannot starve the services that watch it",
+    )
 
     def narrowed(self, *, wall_s: float | None = None) -> SandboxLimits:
         """These limits with the wall time lowered to ``wall_s`` when that is stricter."""

@@ -4,7 +4,9 @@ counts them) or output.
 
 The kernel enforces, per process: CPU time (RLIMIT_CPU), address space (RLIMIT_AS), file size
 (RLIMIT_FSIZE), no core dumps, and, for a uid other than root, the number of processes of that uid
-(RLIMIT_NPROC). The child joins the command's cgroups (``libs/sandbox/control_groups.py``) between fork and
+(RLIMIT_NPROC). The command runs ``limits.nice`` below ModelGuard's own scheduling priority, and RLIMIT_NICE 0
+keeps a non-root uid from raising it back: on a shared machine the services that watch a workspace are served
+before the workspace's own code. The child joins the command's cgroups (``libs/sandbox/control_groups.py``) between fork and
 exec, before it can start anything. This module enforces wall time, output size and total CPU time itself.
 """
 
@@ -96,6 +98,7 @@ def resource_limits(limits: SandboxLimits, process_cap: int | None = None) -> li
         (resource.RLIMIT_CPU, cpu),
         (resource.RLIMIT_AS, limits.memory_bytes),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+        (resource.RLIMIT_NICE, 0),
     ]
     if process_cap is not None:
         wanted.append((resource.RLIMIT_NPROC, process_cap))
@@ -106,10 +109,11 @@ def resource_limits(limits: SandboxLimits, process_cap: int | None = None) -> li
     return capped
 
 
-def _preexec(pairs: list[tuple[int, int]], cgroup_procs: Sequence[int]) -> Callable[[], None]:
+def _preexec(pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int) -> Callable[[], None]:
     def apply() -> None:
         for descriptor in cgroup_procs:
             os.write(descriptor, b"0")  # this process joins the command's cgroup before it can fork
+        os.nice(nice)  # below the services; RLIMIT_NICE 0 (below) keeps a non-root uid from lowering it again
         for name, value in pairs:
             hard = value + 1 if name == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL a second later
             resource.setrlimit(name, (value, hard))
@@ -208,7 +212,7 @@ def run_limited(
             close_fds=True,
             umask=UMASK,
             # between fork and exec: only the cgroup writes and setrlimit
-            preexec_fn=_preexec(resource_limits(limits, process_cap), cgroup_procs),
+            preexec_fn=_preexec(resource_limits(limits, process_cap), cgroup_procs, limits.nice),
         )
     except subprocess.SubprocessError as exc:  # joining the cgroup or setting a limit failed in the child
         raise OSError(f"the command could not be started under its limits: {exc}") from exc

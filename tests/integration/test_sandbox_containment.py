@@ -199,6 +199,40 @@ def test_a_file_beyond_the_file_size_limit_cannot_be_written(tmp_path: Path, mar
     assert_contained(result, marker, f"exceeded the file-size limit of {MIB} bytes")
 
 
+# scheduling: below ModelGuard's services
+
+PRIORITY_PROBE = """
+import os
+print("NICE", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, 0)
+    print("RAISED", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
+except PermissionError:
+    print("REFUSED", flush=True)
+"""
+
+
+@pytest.mark.parametrize("nice", [3, 10])
+def test_a_command_runs_below_modelguards_own_priority(tmp_path: Path, marker: str, nice: int) -> None:
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    copy = workspace(tmp_path, PRIORITY_PROBE)
+    limits = LIMITS.model_copy(update={"nice": nice})
+    for policy in (SandboxPolicy(limits=limits), SandboxPolicy(limits=limits, isolation="none", allow_unconfined=True)):
+        if policy.isolation != "none" and ISOLATION.mechanism != "bwrap":
+            continue
+        result = run(copy, marker, policy)
+        assert not result.failed, result.failure_reason
+        assert f"NICE {min(19, own + nice)}" in result.stdout, result.stdout
+    assert os.getpriority(os.PRIO_PROCESS, 0) == own, "ModelGuard's own priority is unchanged"
+
+
+@needs_bwrap
+def test_a_confined_command_cannot_raise_its_priority_back(tmp_path: Path, marker: str) -> None:
+    result = run(workspace(tmp_path, PRIORITY_PROBE), marker)
+    assert not result.failed, result.failure_reason
+    assert "REFUSED" in result.stdout and "RAISED" not in result.stdout, result.stdout
+
+
 # processes without a cgroup: the unprivileged uid's RLIMIT_NPROC
 
 FORKER = """

@@ -35,6 +35,8 @@ def test_a_missing_section_means_the_defaults() -> None:
     [
         ({"limits": {"cpu_s": 0}}, "sandbox.limits.cpu_s"),
         ({"limits": {"memory": 1}}, "sandbox.limits.memory"),
+        ({"limits": {"nice": -1}}, "sandbox.limits.nice"),
+        ({"limits": {"nice": 20}}, "sandbox.limits.nice"),
         ({"isolation": "chroot"}, "sandbox.isolation"),
         ({"isolation": "unshare"}, "sandbox.isolation"),
         ({"hidden": ["relative/path"]}, "sandbox.hidden"),

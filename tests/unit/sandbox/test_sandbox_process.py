@@ -31,3 +31,4 @@ def test_limits_become_kernel_resource_limits() -> None:
     assert pairs[resource.RLIMIT_CPU] == 3
     assert pairs[resource.RLIMIT_AS] == 512 * 1024**2
     assert pairs[resource.RLIMIT_FSIZE] == 1024**2
+    assert pairs[resource.RLIMIT_NICE] == 0, "a non-root command cannot raise its priority back"
