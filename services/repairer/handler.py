@@ -8,6 +8,7 @@ are named); or a withholding (no strategy could produce a permitted patch).
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -28,7 +29,14 @@ from services.repairer.catalogue import (
     NEED_DESCRIPTION,
     REPAIRS_BY_HYPOTHESIS,
 )
-from services.repairer.patch_guard import GuardVerdict, GuardViolation, ProposedPatch, check_patch, guard_policy
+from services.repairer.patch_guard import (
+    GuardVerdict,
+    GuardViolation,
+    ProposedPatch,
+    changed_lines_of,
+    check_patch,
+    guard_policy,
+)
 from services.repairer.repair_context import RepairContext, build_context
 from services.repairer.repair_target import NoRepairTarget, RepairTarget, read_repair_target
 from services.repairer.source_tree import SourceTree
@@ -147,7 +155,7 @@ def _smallest_permitted_edit(
 ) -> RepairProposal | RepairWithholding:
     refusals: list[StrategyRefusal] = []
     violations: list[GuardViolation] = []
-    permitted: list[tuple[MultiFileEdit, GuardVerdict]] = []
+    edits: list[MultiFileEdit] = []
     undeclared = 0
     for name in names:
         strategy = CATALOGUE[name]
@@ -161,6 +169,10 @@ def _smallest_permitted_edit(
         if isinstance(edit, StrategyRefusal):
             refusals.append(edit)
             continue
+        edits.append(edit)
+    # The smallest edit first (the catalogue's order among equals), and the first the guard permits is the proposal:
+    # the same one as checking every edit and taking the smallest permitted, with fewer guard checks.
+    for edit in sorted(edits, key=_size_for_the_guard):
         verdict = check_patch(
             ProposedPatch(strategy=edit.strategy, unified_diff=edit.unified_diff, files=edit.files),
             repair_policy,
@@ -169,12 +181,8 @@ def _smallest_permitted_edit(
             approved=context.base.root if context.base is not None else None,
         )
         if verdict.allowed:
-            permitted.append((edit, verdict))
-        else:
-            violations.extend(verdict.violations)
-    if permitted:
-        edit, verdict = min(permitted, key=lambda item: item[1].added_lines + item[1].removed_lines)
-        return _proposal(target, edit, verdict)
+            return _proposal(target, edit, verdict)
+        violations.extend(verdict.violations)
     if violations:
         return _withhold(
             target,
@@ -187,6 +195,12 @@ def _smallest_permitted_edit(
     if undeclared == len(names) and target.hypothesis in CAUSE_IN_DATA:
         return _cause_in_data(target, explained, refusals=tuple(refusals))
     return _withhold(target, "strategy_refused", explained, refusals=tuple(refusals))
+
+
+def _size_for_the_guard(edit: MultiFileEdit) -> float:
+    """The lines the guard will count as changed; an edit it cannot read goes last (it is refused)."""
+    changed = changed_lines_of(edit.unified_diff)
+    return math.inf if changed is None else changed
 
 
 def _generated_code(target: RepairTarget) -> RepairWithholding:

@@ -18,6 +18,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from contracts.catalogue import RepairStrategy
+from libs.patch_guard.diff_headers import MalformedDiff
+from libs.patch_guard.diff_parse import parse_diff
 from libs.patch_guard.guard import GuardRequest
 from libs.patch_guard.guard import check_patch as run_guard
 from libs.patch_guard.policy import EffectivePolicy, GuardPolicyError, load_central_policy, narrowed_policy
@@ -82,6 +84,16 @@ class GuardVerdict(BaseModel):
     @property
     def changed_lines(self) -> int:
         return self.added_lines + self.removed_lines
+
+
+def changed_lines_of(unified_diff: str) -> int | None:
+    """The lines the diff adds and removes, as the guard's verdict will count them when it permits the patch; None
+    when the guard's diff reader cannot read it (the guard refuses it)."""
+    try:
+        changes = parse_diff(unified_diff)
+    except MalformedDiff:
+        return None
+    return sum(len(change.added) + len(change.removed) for change in changes)
 
 
 def check_patch(

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from contracts.events.diagnosis import DiagnosisCompleted
 from services.repairer.handler import RepairProposal, RepairWithholding, propose_repair
+from services.repairer.patch_guard import GuardViolation, changed_lines_of
 from tests.support.sample_diagnosis import diagnosis_abstained, diagnosis_completed
 from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.repairer.strategies.patched_trees import write_tree
@@ -81,6 +84,46 @@ def test_the_smaller_of_two_permitted_edits_is_proposed(tmp_path: Path) -> None:
     result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
     assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
     assert (result.added_lines, result.removed_lines) == (2, 0)
+
+
+def test_the_guard_checks_the_smallest_edit_first_and_a_larger_one_only_when_the_smaller_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A guard check is most of the repairer's time (about 30 ms each on the churn incident): the edits are checked
+    from the smallest, and the first permitted is the proposal, as when every edit was checked."""
+    import services.repairer.handler as handler
+
+    checked: list[str] = []
+    refused: set[str] = set()
+    real = handler.check_patch
+
+    def spying(patch: Any, *args: Any, **kwargs: Any) -> Any:
+        checked.append(patch.strategy)
+        verdict = real(patch, *args, **kwargs)
+        if patch.strategy in refused:
+            rule = GuardViolation(rule="path_protected", detail="refused by the test")
+            return verdict.model_copy(update={"allowed": False, "violations": (rule,)})
+        return verdict
+
+    monkeypatch.setattr(handler, "check_patch", spying)
+    asserted = FEATURES.replace('    """Per month."""\n', '    """Per month."""\n    assert months > 0\n')
+    base = write_tree(tmp_path / "base", {"pkg/features.py": asserted})
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairProposal) and result.strategy == "revert_change"
+    assert checked == ["revert_change"], "the two-line guard is never checked once the one-line revert passes"
+    assert changed_lines_of(result.unified_diff) == result.added_lines + result.removed_lines == 1
+
+    checked.clear()
+    refused.add("revert_change")
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
+    assert checked == ["revert_change", "guarded_division"]
+
+    checked.clear()
+    refused.add("guarded_division")
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairWithholding) and result.reason_code == "guard_rejected"
+    assert checked == ["revert_change", "guarded_division"] and len(result.violations) == 2
 
 
 def test_a_division_revert_and_guard_of_the_same_size_keep_the_catalogue_order(tmp_path: Path) -> None:
