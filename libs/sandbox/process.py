@@ -6,8 +6,9 @@ The kernel enforces, per process: CPU time (RLIMIT_CPU), address space (RLIMIT_A
 (RLIMIT_FSIZE), no core dumps, and, for a uid other than root, the number of processes of that uid
 (RLIMIT_NPROC). The command runs ``limits.nice`` below ModelGuard's own scheduling priority, and RLIMIT_NICE 0
 keeps a non-root uid from raising it back: on a shared machine the services that watch a workspace are served
-before the workspace's own code. The child joins the command's cgroups (``libs/sandbox/control_groups.py``) between fork and
-exec, before it can start anything. This module enforces wall time, output size and total CPU time itself.
+before the workspace's own code. The child joins the command's cgroups (``libs/sandbox/control_groups.py``)
+between fork and exec, before it can start anything. This module enforces wall time, output size and total CPU
+time itself.
 """
 
 from __future__ import annotations
