@@ -92,7 +92,7 @@ class RankedCurve:
         ranked, positive = scores[order], positive[order]
         last_of_each = np.r_[np.nonzero(np.diff(ranked))[0], positive.size - 1]
         if weights is None:
-            tps = np.cumsum(positive * 1.0, dtype=np.float64)[last_of_each]
+            tps = np.cumsum(positive, dtype=np.float64)[last_of_each]
             return cls(tps, 1 + last_of_each.astype(np.float64) - tps)
         weight = weights[order]
         tps = np.cumsum(positive * weight, dtype=np.float64)[last_of_each]

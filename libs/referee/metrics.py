@@ -2,7 +2,8 @@
 
 The classification metrics are computed by ``libs/referee/binary_metrics.py`` (scikit-learn's definitions, without
 its per-call validation and sorting: 10-15 ms per evaluation before) for labels of 0 and 1, finite values and
-non-negative weights, which is every input the referee makes; anything else is handed to scikit-learn itself.
+non-negative weights not all zero, which is every input the referee makes; anything else is handed to scikit-learn
+itself.
 
 Every metric knows its direction and what a prediction means for it: a score of the positive class (ranking
 metrics), a probability (log loss), a score compared with the gate's threshold (label metrics) or a value

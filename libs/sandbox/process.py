@@ -212,7 +212,7 @@ def run_limited(
             start_new_session=True,
             close_fds=True,
             umask=UMASK,
-            # between fork and exec: only the cgroup writes and setrlimit
+            # between fork and exec: only the cgroup writes, the niceness and setrlimit
             preexec_fn=_preexec(resource_limits(limits, process_cap), cgroup_procs, limits.nice),
         )
     except subprocess.SubprocessError as exc:  # joining the cgroup or setting a limit failed in the child
