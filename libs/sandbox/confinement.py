@@ -30,7 +30,10 @@ NAMESPACES_AS_ROOT = (
     "--unshare-cgroup-try",
 )
 NAMESPACES_AS_USER = ("--unshare-user", "--disable-userns", *NAMESPACES_AS_ROOT)
-SESSION = ("--die-with-parent", "--new-session")
+SESSION = ("--die-with-parent",)
+"""Not ``--new-session``: the command is already a session of its own, without a controlling terminal
+(``libs/sandbox/process.py`` starts bubblewrap with ``setsid``); a second session would leave the session group
+whose niceness ModelGuard lowered."""
 KEEP_FOR_DROP = ("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
 DROP_PROGRAM = (
     "import os, sys\n"

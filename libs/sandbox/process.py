@@ -6,9 +6,10 @@ The kernel enforces, per process: CPU time (RLIMIT_CPU), address space (RLIMIT_A
 (RLIMIT_FSIZE), no core dumps, and, for a uid other than root, the number of processes of that uid
 (RLIMIT_NPROC). The command runs ``limits.nice`` below ModelGuard's own scheduling priority, and RLIMIT_NICE 0
 keeps a non-root uid from raising it back: on a shared machine the services that watch a workspace are served
-before the workspace's own code. The child joins the command's cgroups (``libs/sandbox/control_groups.py``)
-between fork and exec, before it can start anything. This module enforces wall time, output size and total CPU
-time itself.
+before the workspace's own code. Where the kernel groups processes by session (autogroup), the command's session
+group gets the same niceness: otherwise each command, a session of its own, would weigh as much as a service. The
+child joins the command's cgroups (``libs/sandbox/control_groups.py``) between fork and exec, before it can start
+anything. This module enforces wall time, output size and total CPU time itself.
 """
 
 from __future__ import annotations
@@ -110,11 +111,35 @@ def resource_limits(limits: SandboxLimits, process_cap: int | None = None) -> li
     return capped
 
 
+AUTOGROUP = "/proc/self/autogroup"
+"""This process's session group (``sched(7)``): where the kernel groups by session, it shares the CPU between
+session groups first and by niceness only inside one, and a command is a session of its own."""
+
+
+def session_group_nice(path: str = AUTOGROUP) -> int | None:
+    """The niceness of this process's session group; None where the kernel does not group by session."""
+    try:
+        with open(path, encoding="ascii") as group:
+            return int(group.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _preexec(pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int) -> Callable[[], None]:
+    own_group = session_group_nice()
+    group_nice = None if own_group is None else str(min(19, own_group + nice)).encode()
+
     def apply() -> None:
         for descriptor in cgroup_procs:
             os.write(descriptor, b"0")  # this process joins the command's cgroup before it can fork
         os.nice(nice)  # below the services; RLIMIT_NICE 0 (below) keeps a non-root uid from lowering it again
+        if group_nice is not None:  # the new session's group too, or the niceness would count only inside it
+            with contextlib.suppress(OSError):  # best effort: without CAP_SYS_ADMIN, one change per 0.1 s (EAGAIN)
+                group = os.open(AUTOGROUP, os.O_WRONLY)
+                try:
+                    os.write(group, group_nice)
+                finally:
+                    os.close(group)
         for name, value in pairs:
             hard = value + 1 if name == resource.RLIMIT_CPU else value  # SIGXCPU first, SIGKILL a second later
             resource.setrlimit(name, (value, hard))

@@ -7,12 +7,16 @@ tests/integration/test_hostile_workspace.py."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import pwd
 import shutil
 import socket
+import subprocess
 import sys
+import termios
 import textwrap
 import time
 import uuid
@@ -204,6 +208,8 @@ def test_a_file_beyond_the_file_size_limit_cannot_be_written(tmp_path: Path, mar
 PRIORITY_PROBE = """
 import os
 print("NICE", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
+if os.path.exists("/proc/self/autogroup"):
+    print("AUTOGROUP", open("/proc/self/autogroup").read().split()[-1], flush=True)
 try:
     os.setpriority(os.PRIO_PROCESS, 0, 0)
     print("RAISED", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
@@ -214,7 +220,7 @@ except PermissionError:
 
 @pytest.mark.parametrize("nice", [3, 10])
 def test_a_command_runs_below_modelguards_own_priority(tmp_path: Path, marker: str, nice: int) -> None:
-    own = os.getpriority(os.PRIO_PROCESS, 0)
+    own, own_group = os.getpriority(os.PRIO_PROCESS, 0), own_autogroup_nice()
     copy = workspace(tmp_path, PRIORITY_PROBE)
     limits = LIMITS.model_copy(update={"nice": nice})
     for policy in (SandboxPolicy(limits=limits), SandboxPolicy(limits=limits, isolation="none", allow_unconfined=True)):
@@ -223,7 +229,18 @@ def test_a_command_runs_below_modelguards_own_priority(tmp_path: Path, marker: s
         result = run(copy, marker, policy)
         assert not result.failed, result.failure_reason
         assert f"NICE {min(19, own + nice)}" in result.stdout, result.stdout
+        if own_group is not None:  # the kernel shares the CPU between sessions first, then by niceness inside one
+            assert f"AUTOGROUP {min(19, own_group + nice)}" in result.stdout, result.stdout
     assert os.getpriority(os.PRIO_PROCESS, 0) == own, "ModelGuard's own priority is unchanged"
+    assert own_autogroup_nice() == own_group, "ModelGuard's own session group is unchanged"
+
+
+def own_autogroup_nice() -> int | None:
+    """This process's session group's niceness, where the kernel schedules by session (``sched(7)``, autogroup)."""
+    enabled = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    if not enabled.exists() or enabled.read_text().strip() != "1":
+        return None
+    return int(Path("/proc/self/autogroup").read_text().split()[-1])
 
 
 @needs_bwrap
@@ -231,6 +248,55 @@ def test_a_confined_command_cannot_raise_its_priority_back(tmp_path: Path, marke
     result = run(workspace(tmp_path, PRIORITY_PROBE), marker)
     assert not result.failed, result.failure_reason
     assert "REFUSED" in result.stdout and "RAISED" not in result.stdout, result.stdout
+
+
+TERMINAL_PROBE = """
+import os
+try:
+    os.close(os.open("/dev/tty", os.O_RDWR))
+    print("TERMINAL REACHED", flush=True)
+except OSError as exc:
+    print("NO TERMINAL", exc.errno, flush=True)
+"""
+
+FROM_A_TERMINAL = """
+import json, os, sys
+from pathlib import Path
+from libs.policy.sandbox import SandboxPolicy
+from libs.sandbox.run import run_sandboxed
+os.close(os.open("/dev/tty", os.O_RDWR))  # precondition: this process has a controlling terminal
+limits, isolation, copy, out = sys.argv[1:5]
+policy = SandboxPolicy.model_validate({"limits": json.loads(limits), "isolation": isolation, "allow_unconfined": True})
+result = run_sandboxed(["python", "run.py"], Path(copy), policy)
+Path(out).write_text(json.dumps({"stdout": result.stdout, "failure": result.failure_reason}))
+"""
+
+
+@pytest.mark.parametrize("isolation", ["bwrap", "none"])
+def test_a_command_cannot_reach_the_terminal_modelguard_runs_in(tmp_path: Path, isolation: str) -> None:
+    """Each command is its own session without a controlling terminal, so it cannot type into ModelGuard's (the
+    TIOCSTI attack): ModelGuard here runs with a pseudo-terminal as its controlling terminal."""
+    if isolation == "bwrap" and ISOLATION.mechanism != "bwrap":
+        pytest.skip(f"bubblewrap unavailable: {ISOLATION.reason}")
+    copy, out = workspace(tmp_path, TERMINAL_PROBE), tmp_path / "out.json"
+    leader, follower = os.openpty()
+    try:
+        modelguard = subprocess.run(
+            [sys.executable, "-c", FROM_A_TERMINAL, LIMITS.model_dump_json(), isolation, str(copy), str(out)],
+            stdin=follower,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            cwd=Path(__file__).resolve().parents[2],
+            timeout=60,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert modelguard.returncode == 0, modelguard.stderr.decode()
+    outcome = json.loads(out.read_text())
+    assert outcome["failure"] is None and f"NO TERMINAL {errno.ENXIO}" in outcome["stdout"], outcome
 
 
 # processes without a cgroup: the unprivileged uid's RLIMIT_NPROC
