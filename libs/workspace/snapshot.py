@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
@@ -61,9 +62,51 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
                 raise UnsafeSnapshot(f"snapshot unpacks to more than {max_bytes} bytes")
             for member in members:
                 _check_member(member, dest)
-            archive.extractall(dest, members=members, filter="data")
+            if _plain(members):
+                _write_plain(archive, members, dest)
+            else:
+                archive.extractall(dest, members=members, filter="data")
     except tarfile.ReadError as error:
         raise UnsafeSnapshot(f"not an uncompressed tar archive ({error})") from error
+
+
+def _plain(members: list[tarfile.TarInfo]) -> bool:
+    """Only files and folders, each name once, no file where another member needs a folder: nothing can land
+    outside a fresh destination, so the per-member path resolution of tarfile's "data" filter has nothing to
+    find (and it is most of the time of an extraction). Anything else takes tarfile's own path."""
+    names = [PurePosixPath(member.name).parts for member in members]
+    if len(set(names)) != len(names) or not all(member.isfile() or member.isdir() for member in members):
+        return False
+    folders = {parts[:end] for parts in names for end in range(1, len(parts))}
+    return not any(member.isfile() and parts in folders for member, parts in zip(members, names, strict=True))
+
+
+def _write_plain(archive: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
+    """What ``extractall(filter="data")`` writes for such members: the file modes it allows (no setuid, setgid
+    or sticky bit, no write bit for others, read and write for the owner, execute only as the owner had it),
+    folders at the process's default mode, every modification time, and this process as the owner."""
+    folders: list[tuple[str, tarfile.TarInfo]] = []
+    for member in members:
+        target = os.path.join(dest, *PurePosixPath(member.name).parts)
+        if member.isdir():
+            os.makedirs(target, exist_ok=True)
+            folders.append((target, member))
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        mode = member.mode & 0o755
+        mode = (mode if mode & 0o100 else mode & ~0o111) | 0o600
+        source = archive.extractfile(member)
+        assert source is not None  # a regular file always has content
+        handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(handle, "wb", closefd=False) as out:
+                shutil.copyfileobj(source, out)
+            os.fchmod(handle, mode)
+            os.utime(handle, (member.mtime, member.mtime))
+        finally:
+            os.close(handle)
+    for target, member in reversed(folders):  # after their files, as tarfile sets them
+        os.utime(target, (member.mtime, member.mtime))
 
 
 def file_digest(path: Path) -> str:

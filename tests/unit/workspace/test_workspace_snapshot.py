@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import stat
 import tarfile
 from pathlib import Path
 
@@ -132,3 +133,115 @@ def test_tree_digests_skip_caches_and_notice_changes(tmp_path: Path) -> None:
 def test_bytes_that_are_not_a_tar_archive_are_an_unsafe_snapshot_with_the_reason(data: bytes, tmp_path: Path) -> None:
     with pytest.raises(UnsafeSnapshot, match="not an uncompressed tar archive"):
         extract_snapshot(data, tmp_path / "out")
+
+
+# the plain extraction (no links in the archive) against tarfile's own, with its "data" filter
+
+
+def reference_extract(data: bytes, dest: Path) -> None:
+    """What ``extract_snapshot`` did for every archive before it wrote plain ones itself."""
+    dest.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+        archive.extractall(dest, filter="data")
+
+
+def tree_facts(root: Path) -> dict[str, tuple[object, ...]]:
+    facts: dict[str, tuple[object, ...]] = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        content = path.read_bytes() if path.is_file() else None
+        facts[path.relative_to(root).as_posix()] = (
+            stat.S_IFMT(info.st_mode),
+            stat.S_IMODE(info.st_mode),
+            info.st_uid,
+            info.st_gid,
+            int(info.st_mtime),
+            content,
+        )
+    return facts
+
+
+def file_member(name: str, mode: int = 0o644, mtime: int = 1_700_000_000, uid: int = 0) -> tarfile.TarInfo:
+    info = member(name)
+    info.mode, info.mtime, info.uid, info.gid = mode, mtime, uid, uid
+    return info
+
+
+def dir_member(name: str, mode: int = 0o755, mtime: int = 1_600_000_000) -> tarfile.TarInfo:
+    info = member(name, tarfile.DIRTYPE)
+    info.mode, info.mtime = mode, mtime
+    return info
+
+
+PLAIN_ARCHIVES: dict[str, list[tuple[tarfile.TarInfo, bytes | None]]] = {
+    "files-without-folder-members": [(file_member("a/b/c/deep.py"), b"x = 1\n"), (file_member("top.txt"), b"")],
+    "modes": [
+        (dir_member("bin", 0o700), None),
+        (file_member("bin/run.sh", 0o755), b"#!/bin/sh\n"),
+        (file_member("bin/setuid", 0o4777), b"s"),
+        (file_member("bin/private", 0o600), b"p"),
+        (file_member("bin/group-exec-only", 0o610), b"g"),
+        (file_member("bin/no-owner-bits", 0o044), b"n"),
+        (dir_member("open", 0o777), None),
+        (file_member("open/world-writable", 0o666), b"w"),
+    ],
+    "owners-and-times": [
+        (file_member("old.py", mtime=0, uid=1234), b"old\n"),
+        (file_member("new.py", mtime=2_000_000_000, uid=65534), b"new\n"),
+        (dir_member("pkg", mtime=1), None),
+        (file_member("pkg/__init__.py", mtime=5), b""),
+    ],
+    "long-and-unicode-names": [
+        (file_member("d/" + "n" * 150 + ".py"), b"long\n"),
+        (file_member("données/é模型.csv"), b"a,b\n1,2\n"),
+        (file_member("./dot/prefixed.py"), b"dot\n"),
+    ],
+    "folder-after-its-files": [(file_member("late/x.py"), b"x\n"), (dir_member("late", 0o750, 42), None)],
+    "binary-and-large": [(file_member("blob.bin"), bytes(range(256)) * 4096)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_ARCHIVES))
+def test_a_plain_archive_extracts_as_tarfile_extracts_it(name: str, tmp_path: Path) -> None:
+    data = tar_with(*PLAIN_ARCHIVES[name])
+    reference_extract(data, tmp_path / "reference")
+    extract_snapshot(data, tmp_path / "ours")
+    assert tree_facts(tmp_path / "ours") == tree_facts(tmp_path / "reference")
+
+
+def test_a_git_archive_extracts_as_tarfile_extracts_it(repo: tuple[Path, str], tmp_path: Path) -> None:
+    root, _ = repo
+    (root / "pkg" / "tool.sh").write_text("#!/bin/sh\necho hi\n")
+    (root / "pkg" / "tool.sh").chmod(0o755)
+    (root / "deep" / "er").mkdir(parents=True)
+    (root / "deep" / "er" / "x.py").write_text("x = 1\n")
+    run_git(["add", "--all"], root)
+    run_git(["commit", "--quiet", "-m", "second"], root, extra_env=GIT_IDENTITY)
+    data = snapshot_commit(root, "HEAD")
+    reference_extract(data, tmp_path / "reference")
+    extract_snapshot(data, tmp_path / "ours")
+    assert tree_facts(tmp_path / "ours") == tree_facts(tmp_path / "reference")
+    assert len(tree_facts(tmp_path / "ours")) == 8
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        [(file_member("same.py"), b"first\n"), (file_member("same.py"), b"second\n")],
+        [(file_member("pkg"), b"a file\n"), (file_member("pkg/mod.py"), b"x\n")],
+        [(dir_member("pkg"), None), (file_member("pkg"), b"a file where a folder was\n")],
+    ],
+    ids=["duplicate-name", "file-then-folder", "folder-then-file"],
+)
+def test_an_archive_with_clashing_names_gets_tarfiles_own_answer(
+    members: list[tuple[tarfile.TarInfo, bytes | None]], tmp_path: Path
+) -> None:
+    data = tar_with(*members)
+    try:
+        reference_extract(data, tmp_path / "reference")
+    except OSError as expected:
+        with pytest.raises(type(expected)):
+            extract_snapshot(data, tmp_path / "ours")
+    else:
+        extract_snapshot(data, tmp_path / "ours")
+        assert tree_facts(tmp_path / "ours") == tree_facts(tmp_path / "reference")
