@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from libs.referee.metrics import Task
 
 ROW_ID = "row_id"
 MAX_EVALUATION_BYTES = 512 * 1024 * 1024
+ROWS_PER_WRITE = 4096
+"""Rows split and written together: the csv module's own loop, and a bounded share of the rows in memory."""
 
 
 class HeldOutError(ValueError):
@@ -64,18 +67,20 @@ def write_features(evaluation_csv: Path, label: str, features_csv: Path) -> Held
         raise HeldOutError(f"{evaluation_csv.name} has no label column {label!r}")
     if ROW_ID in header:
         raise HeldOutError(f"{evaluation_csv.name} already has a column {ROW_ID!r}, the name ModelGuard adds")
-    position = header.index(label)
+    position, width = header.index(label), len(header)
     labels: list[str] = []
     with Path(features_csv).open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow([ROW_ID, *(name for index, name in enumerate(header) if index != position)])
-        for number, row in enumerate(reader):
-            if len(row) != len(header):
-                raise HeldOutError(
-                    f"{evaluation_csv.name} row {number + 2} has {len(row)} cells, the header {len(header)}"
-                )
-            labels.append(row[position])
-            writer.writerow([number, *(cell for index, cell in enumerate(row) if index != position)])
+        writer.writerow([ROW_ID, *header[:position], *header[position + 1 :]])
+        while batch := list(itertools.islice(reader, ROWS_PER_WRITE)):
+            first = len(labels)
+            for number, row in enumerate(batch, start=first):
+                if len(row) != width:
+                    raise HeldOutError(
+                        f"{evaluation_csv.name} row {number + 2} has {len(row)} cells, the header {width}"
+                    )
+            labels.extend(row.pop(position) for row in batch)
+            writer.writerows([number, *row] for number, row in enumerate(batch, start=first))
     if not labels:
         raise HeldOutError(f"{evaluation_csv.name} has no rows")
     Path(features_csv).chmod(0o644)

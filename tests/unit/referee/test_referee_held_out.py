@@ -46,3 +46,39 @@ def test_labels_compare_as_text_with_numbers_and_booleans_normalised(tmp_path: P
 def test_rows_that_cannot_be_split_are_refused(tmp_path: Path, rows: list[list[str]], why: str) -> None:
     with pytest.raises(HeldOutError, match=why):
         write_features(_csv(tmp_path / "eval.csv", rows), "y", tmp_path / "f.csv")
+
+
+def _row_by_row(source: Path, label: str, features: Path) -> list[str]:
+    """The split written one row at a time: what ``write_features`` wrote before it wrote rows in batches."""
+    with source.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    position, labels = rows[0].index(label), []
+    with features.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["row_id", *(name for index, name in enumerate(rows[0]) if index != position)])
+        for number, row in enumerate(rows[1:]):
+            labels.append(row[position])
+            writer.writerow([number, *(cell for index, cell in enumerate(row) if index != position)])
+    return labels
+
+
+@pytest.mark.parametrize("position", [0, 2, 4])
+def test_many_rows_are_split_as_one_row_at_a_time_would_split_them(tmp_path: Path, position: int) -> None:
+    cells = ["plain", "a,comma", 'a "quote"', "line\nbreak", "", "ünïcødé", " padded ", "3.5e-7"]
+    header = ["c0", "c1", "c2", "c3", "c4"]
+    header[position] = "target"
+    rows = [header] + [
+        [cells[(row * 7 + col * 3) % len(cells)] + str(row % 5) for col in range(5)] for row in range(9001)
+    ]
+    source = _csv(tmp_path / "eval.csv", rows)
+    held = write_features(source, "target", tmp_path / "features.csv")
+    expected = _row_by_row(source, "target", tmp_path / "expected.csv")
+    assert (tmp_path / "features.csv").read_bytes() == (tmp_path / "expected.csv").read_bytes()
+    assert list(held.texts) == expected and len(expected) == 9001
+
+
+def test_a_short_row_after_many_is_named_by_its_line(tmp_path: Path) -> None:
+    rows = [["a", "y"]] + [[str(row), "1"] for row in range(5000)] + [["short"]]
+    source = _csv(tmp_path / "eval.csv", rows)
+    with pytest.raises(HeldOutError, match="row 5002 has 1 cells, the header 2"):
+        write_features(source, "y", tmp_path / "features.csv")
