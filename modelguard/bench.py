@@ -53,6 +53,7 @@ from modelguard.stack import SCENARIOS, stack_down, stack_up
 from modelguard.summary import PHASE_OF
 
 CHURN = SCENARIOS / "churn-monthly-spend"
+PHASES = ("detect", "context", "diagnose", "repair", "validate", "publish")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -159,6 +160,7 @@ def overhead_lines(times: list[IncidentTime], spans: Spans) -> list[str]:
     if not times:
         return ["\nno incident finished: nothing to split"]
     ms = [1000 * t.overhead for t in times]
+    handling = [1000 * t.handling for t in times]
     lines = [
         f"\nwhere an incident's own work goes (queueing excluded; p50 over {len(times)} incidents):",
         f"  own work {percentile([t.own_work for t in times], 0.5):.2f} s = workspace commands "
@@ -166,9 +168,16 @@ def overhead_lines(times: list[IncidentTime], spans: Spans) -> list[str]:
         f"(p95 {percentile(ms, 0.95):.0f} ms)",
         "  ModelGuard by phase, p50 ms: "
         + "  ".join(
-            f"{phase} {percentile([1000 * t.by_phase.get(phase, 0.0) for t in times], 0.5):.0f}"
-            for phase in ("detect", "context", "diagnose", "repair", "validate", "publish")
+            f"{phase} {percentile([1000 * t.by_phase.get(phase, 0.0) for t in times], 0.5):.0f}" for phase in PHASES
         ),
+        f"  of it, until each service took its input (the bus delivering it) p50 "
+        f"{percentile([1000 * t.waited for t in times], 0.5):.0f} ms: "
+        + "  ".join(
+            f"{phase} {percentile([1000 * t.waited_by_phase.get(phase, 0.0) for t in times], 0.5):.0f}"
+            for phase in PHASES
+        ),
+        f"  and handling the inputs outside their commands p50 {percentile(handling, 0.5):.0f} ms (verifying, "
+        "claiming, extracting, ModelGuard's own analysis, signing)",
         "workspace commands per incident (median runs, median seconds in all):",
     ]
     for service, label in sorted({k for t in times for k in t.runs}):
@@ -244,7 +253,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     print(f"\npipeline: {len(done)}/{n} incidents published in {wall:.1f}s → {len(done) / wall:.3f} incidents/s")
     print("latency = cause to output, queueing included; service = the phase's own work")
     print(f"{'phase':10} {'latency p50':>12} {'p95':>8} {'service p50':>12} {'p95':>8}  n")
-    for phase in ("detect", "context", "diagnose", "repair", "validate", "publish"):
+    for phase in PHASES:
         lat, svc = figures.latency.get(phase, []), figures.service.get(phase, [])
         print(
             f"{phase:10} {percentile(lat, 0.5):12.3f} {percentile(lat, 0.95):8.3f} "

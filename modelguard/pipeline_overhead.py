@@ -52,14 +52,25 @@ class EvaluationSpan:
 
 
 @dataclass(frozen=True)
+class Delivery:
+    """When a service took an input: the start of its consumer's ``process`` span."""
+
+    service: str
+    trace_id: str
+    at: float
+
+
+@dataclass(frozen=True)
 class Spans:
     commands: list[CommandSpan]
     evaluations: list[EvaluationSpan]
+    deliveries: list[Delivery] = field(default_factory=list)
 
 
 def read_spans(path: Path) -> Spans:
     commands: list[CommandSpan] = []
     evaluations: list[EvaluationSpan] = []
+    deliveries: list[Delivery] = []
     for line in path.read_text().splitlines() if path.exists() else []:
         span = json.loads(line)
         service = str(span.get("service") or "").removeprefix(SERVICE_PREFIX)
@@ -74,7 +85,9 @@ def read_spans(path: Path) -> Spans:
             evaluations.append(
                 EvaluationSpan(service, span["trace_id"], attributes.get("modelguard.evaluation.key", ""), cached)
             )
-    return Spans(commands, evaluations)
+        elif attributes.get("messaging.operation") == "process":
+            deliveries.append(Delivery(service, span["trace_id"], span["start_ns"] / 1e9))
+    return Spans(commands, evaluations, deliveries)
 
 
 def _seconds(value: object) -> float | None:
@@ -120,6 +133,10 @@ class IncidentTime:
     """The workspace's commands within that work (side by side counted once)."""
     by_phase: dict[str, float] = field(default_factory=dict)
     """ModelGuard's overhead per phase: the phase's own work less its commands."""
+    waited: float = 0.0
+    """Of the overhead: from when each phase could start to when its service took the input (the bus delivering
+    it: the previous service publishing it, the broker, the consumer's fetch)."""
+    waited_by_phase: dict[str, float] = field(default_factory=dict)
     runs: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(service, command) -> how many times it ran."""
     command_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -128,6 +145,12 @@ class IncidentTime:
     def overhead(self) -> float:
         return self.own_work - self.commands
 
+    @property
+    def handling(self) -> float:
+        """Of the overhead: from taking each input to its output, less the commands (verifying, claiming,
+        extracting, ModelGuard's own analysis, signing)."""
+        return self.overhead - self.waited
+
 
 def incident_times(done: dict[str, list[SignedEvent]], spans: Spans) -> list[IncidentTime]:
     """Each incident's time split into its commands and ModelGuard's; ``done``: each incident's events."""
@@ -135,9 +158,13 @@ def incident_times(done: dict[str, list[SignedEvent]], spans: Spans) -> list[Inc
     by_trace: dict[str, list[CommandSpan]] = defaultdict(list)
     for command in spans.commands:
         by_trace[command.trace_id].append(command)
+    taken: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for delivery in spans.deliveries:
+        taken[(delivery.trace_id, delivery.service)].append(delivery.at)
     times: list[IncidentTime] = []
     for incident, events in done.items():
-        commands = by_trace.get(incident_trace_id(events[0].event.meta.incident_id), [])
+        trace = incident_trace_id(events[0].event.meta.incident_id)
+        commands = by_trace.get(trace, [])
         first, last = events[0].event.meta.occurred_at, events[-1].event.meta.occurred_at
         time = IncidentTime(incident, (last - first).total_seconds(), 0.0, 0.0)
         for command in commands:
@@ -154,6 +181,9 @@ def incident_times(done: dict[str, list[SignedEvent]], spans: Spans) -> list[Inc
             time.own_work += finished - began
             time.commands += ran
             time.by_phase[phase] = time.by_phase.get(phase, 0.0) + (finished - began - ran)
+            took = min((at for at in taken.get((trace, service), []) if began <= at <= finished), default=began)
+            time.waited += took - began
+            time.waited_by_phase[phase] = time.waited_by_phase.get(phase, 0.0) + took - began
         times.append(time)
     return times
 

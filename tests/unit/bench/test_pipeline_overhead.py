@@ -17,6 +17,7 @@ from libs.events.factory import next_event
 from libs.telemetry import incident_trace_id
 from modelguard.pipeline_overhead import (
     CommandSpan,
+    Delivery,
     EvaluationSpan,
     Spans,
     at_once,
@@ -71,6 +72,41 @@ def test_commands_side_by_side_count_once_and_queueing_is_not_overhead() -> None
     assert (second.end_to_end, second.own_work, second.overhead) == pytest.approx((5.0, 2.0, 1.0))
 
 
+def test_the_wait_for_an_input_is_split_from_handling_it() -> None:
+    """A phase's overhead is the wait until its service took the input (the bus delivering it) and the handling
+    outside the commands; a delivery to another service, in another incident or outside the window is not it."""
+    keys = Keys("reporter", "detector")
+    a, b = _incident(keys, "a", 3.0), _incident(keys, "b", 5.0)  # b queues behind a: its window is 3..5
+    ta, tb = (incident_trace_id(e[0].event.meta.incident_id) for e in (a, b))
+    spans = Spans(
+        [
+            CommandSpan("detector", ta, "predict.py", T0 + 0.5, T0 + 2.5),
+            CommandSpan("detector", tb, "p", T0 + 3.5, T0 + 4.5),
+        ],
+        [],
+        [
+            Delivery("ledger", ta, T0 + 0.01),  # not a phase's service
+            Delivery("detector", tb, T0 + 0.05),  # another incident's trace, before its window
+            Delivery("detector", ta, T0 + 0.25),
+            Delivery("detector", ta, T0 + 3.5),  # after the window: a redelivery
+            Delivery("detector", tb, T0 + 3.1),
+        ],
+    )
+
+    first, second = incident_times({"a": a, "b": b}, spans)
+
+    assert first.overhead == pytest.approx(1.0) and first.waited == pytest.approx(0.25)
+    assert first.waited_by_phase == pytest.approx({"detect": 0.25})
+    assert first.handling == pytest.approx(0.75)
+    assert (second.overhead, second.waited, second.handling) == pytest.approx((1.0, 0.1, 0.9))
+
+
+def test_an_input_without_a_delivery_span_is_all_handling() -> None:
+    keys = Keys("reporter", "detector")
+    (time,) = incident_times({"a": _incident(keys, "a", 2.0)}, Spans([], []))
+    assert (time.overhead, time.waited, time.handling) == pytest.approx((2.0, 0.0, 2.0))
+
+
 def test_labels_unions_and_evaluations_measured_twice(tmp_path: Path) -> None:
     assert command_label("('python', 'predict.py', '--train', '/x/train.csv')") == "predict.py"
     assert command_label("('python', '-m', 'pytest', '-q')") == "pytest"
@@ -93,6 +129,21 @@ def test_labels_unions_and_evaluations_measured_twice(tmp_path: Path) -> None:
     spans = read_spans(tmp_path / "traces.jsonl")
     assert spans.commands == [CommandSpan("detector", "t", "predict.py", 1.0, 3.0)]
     assert spans.evaluations == [EvaluationSpan("diagnoser", "t", "k1", True)]
+
+
+def test_a_consumer_s_process_span_is_when_its_service_took_the_input(tmp_path: Path) -> None:
+    def span(name: str, operation: str | None) -> dict[str, object]:
+        attributes = {} if operation is None else {"messaging.operation": operation}
+        return {"name": name, "service": "modelguard-repairer", "trace_id": "t", "start_ns": 2.5e9, "end_ns": 3e9,
+                "attributes": attributes}  # fmt: skip
+
+    lines = [
+        span("modelguard.diagnosis-completed.v1 process", "process"),
+        span("modelguard.repair-proposed.v1 publish", "publish"),
+        span("modelguard.repair-proposed.v1 create", None),
+    ]
+    (tmp_path / "traces.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    assert read_spans(tmp_path / "traces.jsonl").deliveries == [Delivery("repairer", "t", 2.5)]
 
 
 def test_a_command_span_s_cpu_time_is_read_from_its_text_attribute(tmp_path: Path) -> None:
