@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench broker-restart
 	$(PY) -m modelguard bench replicas
 	$(PY) -m modelguard bench environment
+	$(PY) -m modelguard bench sandbox-priority
 	$(PY) -m modelguard.bench_ledger_peer
 	$(PY) -m benchmarks.mcl --records $(MCL_RECORDS) --rounds $(MCL_ROUNDS)
 

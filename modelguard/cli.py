@@ -310,6 +310,10 @@ def _bench(args: argparse.Namespace) -> int:
         from modelguard.bench_environment import run_environment_bench
 
         return run_environment_bench(args.json)
+    if args.target == "sandbox-priority":
+        from modelguard.bench_sandbox_priority import run_sandbox_priority_bench
+
+        return run_sandbox_priority_bench()
     if args.target == "broker-restart":
         from modelguard.bench import run_broker_restart_bench
 
@@ -638,16 +642,17 @@ def parser() -> argparse.ArgumentParser:
     bench = _command(
         sub,
         "bench",
-        "benchmarks: pipeline, chaos, broker-restart, replicas, environment, diagnosis",
+        "benchmarks: pipeline, chaos, broker-restart, replicas, environment, sandbox-priority, diagnosis",
         "pipeline: synthetic incidents through the stack; chaos: the same with services killed; broker-restart: "
         "the broker lost mid-flight; replicas: incidents per minute with one and two diagnoser processes; "
-        "environment: a workspace environment built cold and cached; diagnosis DIR: "
+        "environment: a workspace environment built cold and cached; sandbox-priority: a service's share of a "
+        "core beside busy sandboxed commands; diagnosis DIR: "
         "accuracy over bundles. Exit 1 when a run lost or duplicated an incident or a bundle failed.",
     )
     bench.add_argument(
         "target",
         nargs="?",
-        choices=["pipeline", "chaos", "broker-restart", "replicas", "diagnosis", "environment"],
+        choices=["pipeline", "chaos", "broker-restart", "replicas", "diagnosis", "environment", "sandbox-priority"],
         default="pipeline",
         help="which benchmark (default: %(default)s)",
     )
