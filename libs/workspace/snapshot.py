@@ -75,7 +75,9 @@ def _plain(members: list[tarfile.TarInfo]) -> bool:
     outside a fresh destination, so the per-member path resolution of tarfile's "data" filter has nothing to
     find (and it is most of the time of an extraction). Anything else takes tarfile's own path."""
     names = [PurePosixPath(member.name).parts for member in members]
-    if len(set(names)) != len(names) or not all(member.isfile() or member.isdir() for member in members):
+    if len(set(names)) != len(names) or () in names:  # a name twice, or the destination itself (".")
+        return False
+    if not all(member.isfile() or member.isdir() for member in members):
         return False
     folders = {parts[:end] for parts in names for end in range(1, len(parts))}
     return not any(member.isfile() and parts in folders for member, parts in zip(members, names, strict=True))
@@ -96,7 +98,8 @@ def _write_plain(archive: tarfile.TarFile, members: list[tarfile.TarInfo], dest:
         mode = member.mode & 0o755
         mode = (mode if mode & 0o100 else mode & ~0o111) | 0o600
         source = archive.extractfile(member)
-        assert source is not None  # a regular file always has content
+        if source is None:  # tarfile gives a regular file's content; anything else was refused above
+            raise UnsafeSnapshot(f"no content for the file {member.name!r}")
         handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             with os.fdopen(handle, "wb", closefd=False) as out:

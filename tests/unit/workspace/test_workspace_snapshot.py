@@ -197,6 +197,7 @@ PLAIN_ARCHIVES: dict[str, list[tuple[tarfile.TarInfo, bytes | None]]] = {
         (file_member("./dot/prefixed.py"), b"dot\n"),
     ],
     "folder-after-its-files": [(file_member("late/x.py"), b"x\n"), (dir_member("late", 0o750, 42), None)],
+    "the-destination-itself": [(dir_member("./", 0o700, 7), None), (file_member("./in.py"), b"in\n")],
     "binary-and-large": [(file_member("blob.bin"), bytes(range(256)) * 4096)],
 }
 
