@@ -42,19 +42,16 @@ def feature_evidence_beside(
 
         if parallel < 2:
             found = meanwhile()
-            matrices = [matrix(run) for run in runs]
+            base_incident, candidate_incident = matrix(runs[0]), matrix(runs[1])
+            recomputation = feature_recomputation_evidence(base_incident, candidate_incident, thresholds)
+            base_approval = matrix(runs[2])
         else:
             # each run in a copy of this thread's context: its command's span and log lines keep the incident's
             with ThreadPoolExecutor(max_workers=min(parallel, len(runs))) as pool:
                 futures = [pool.submit(copy_context().run, matrix, run) for run in runs]
                 found = meanwhile()
-                matrices = [future.result() for future in futures]
-    return found, _evidence(matrices, thresholds)
-
-
-def _evidence(matrices: list[FeatureMatrix], thresholds: DiagnosisPolicy) -> list[Evidence]:
-    base_incident, candidate_incident, base_approval = matrices
-    return [
-        feature_recomputation_evidence(base_incident, candidate_incident, thresholds),
-        feature_drift_evidence(base_approval, base_incident, thresholds),
-    ]
+                base_incident, candidate_incident = futures[0].result(), futures[1].result()
+                # while the approval window's run may still go: the recomputation needs only the first two
+                recomputation = feature_recomputation_evidence(base_incident, candidate_incident, thresholds)
+                base_approval = futures[2].result()
+    return found, [recomputation, feature_drift_evidence(base_approval, base_incident, thresholds)]

@@ -62,14 +62,22 @@ class Recorder:
             self.barrier.wait(timeout=10)
             self.met.set()
 
-    def evidence(self, matrices: list[FeatureMatrix], thresholds: Any) -> list[Any]:
-        self.matrices = matrices
-        return []
+    def recomputation(self, base: FeatureMatrix, candidate: FeatureMatrix, thresholds: Any) -> str:
+        self.matrices[:0] = [base, candidate]
+        self.order.append("recomputation")
+        return "recomputation"
+
+    def drift(self, approval: FeatureMatrix, incident: FeatureMatrix, thresholds: Any) -> str:
+        assert incident is self.matrices[0], "drift compares the base revision's two windows"
+        self.matrices.append(approval)
+        self.order.append("drift")
+        return "drift"
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, recorder: Recorder, parallel: int | None) -> str:
     monkeypatch.setattr(feature_evidence, "run_features", recorder.run_features)
-    monkeypatch.setattr(feature_evidence, "_evidence", recorder.evidence)
+    monkeypatch.setattr(feature_evidence, "feature_recomputation_evidence", recorder.recomputation)
+    monkeypatch.setattr(feature_evidence, "feature_drift_evidence", recorder.drift)
     token = INCIDENT.set("incident-7")
     try:
         found, _ = feature_evidence.feature_evidence_beside(
@@ -95,6 +103,36 @@ def test_with_one_they_run_one_after_another_after_the_own_work(
 ) -> None:
     recorder = Recorder()
     assert _run(monkeypatch, recorder, parallel) == "data evidence"
-    assert recorder.order == ["meanwhile", *(f"run {r} {n}" for r, n in EXPECTED_RUNS)]
+    runs = [f"run {r} {n}" for r, n in EXPECTED_RUNS]
+    assert recorder.order == ["meanwhile", *runs[:2], "recomputation", runs[2], "drift"]
     assert recorder.most == 1
+    assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
+
+
+class ApprovalWaitsForRecomputation(Recorder):
+    """The approval window's run ends only once the recomputation evidence exists: it cannot unless the
+    recomputation is computed while that run still goes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recomputed = threading.Event()
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        found = super().run_features(revision, tree, data, name, workspace, scratch)
+        if name == "approval":
+            assert self.recomputed.wait(timeout=10), "the recomputation waited for the approval window's run"
+        return found
+
+    def recomputation(self, base: FeatureMatrix, candidate: FeatureMatrix, thresholds: Any) -> str:
+        found = super().recomputation(base, candidate, thresholds)
+        self.recomputed.set()
+        return found
+
+
+def test_with_two_the_recomputation_does_not_wait_for_the_approval_windows_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recorder = ApprovalWaitsForRecomputation()
+    assert _run(monkeypatch, recorder, parallel=2) == "data evidence"
+    assert recorder.order.index("recomputation") < recorder.order.index("drift")
     assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
