@@ -133,10 +133,9 @@ class IncidentTime:
     """The workspace's commands within that work (side by side counted once)."""
     by_phase: dict[str, float] = field(default_factory=dict)
     """ModelGuard's overhead per phase: the phase's own work less its commands."""
-    waited: float = 0.0
-    """Of the overhead: from when each phase could start to when its service took the input (the bus delivering
-    it: the previous service publishing it, the broker, the consumer's fetch)."""
     waited_by_phase: dict[str, float] = field(default_factory=dict)
+    """Of each phase's overhead: from when it could start to when its service took the input (the bus delivering
+    it: the previous service publishing it, the broker, the consumer's fetch)."""
     runs: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(service, command) -> how many times it ran."""
     command_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -144,6 +143,10 @@ class IncidentTime:
     @property
     def overhead(self) -> float:
         return self.own_work - self.commands
+
+    @property
+    def waited(self) -> float:
+        return sum(self.waited_by_phase.values())
 
     @property
     def handling(self) -> float:
@@ -182,7 +185,6 @@ def incident_times(done: dict[str, list[SignedEvent]], spans: Spans) -> list[Inc
             time.commands += ran
             time.by_phase[phase] = time.by_phase.get(phase, 0.0) + (finished - began - ran)
             took = min((at for at in taken.get((trace, service), []) if began <= at <= finished), default=began)
-            time.waited += took - began
             time.waited_by_phase[phase] = time.waited_by_phase.get(phase, 0.0) + took - began
         times.append(time)
     return times
