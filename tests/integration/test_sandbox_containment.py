@@ -29,6 +29,7 @@ from libs.sandbox import run as run_module
 from libs.sandbox.control_groups import PREFIX, CommandCgroup, find_hierarchies
 from libs.sandbox.copy import copy_workspace
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
+from libs.sandbox.process import session_group_nice
 from libs.sandbox.run import SandboxResult, run_sandboxed
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut, run_command
 
@@ -208,8 +209,9 @@ def test_a_file_beyond_the_file_size_limit_cannot_be_written(tmp_path: Path, mar
 PRIORITY_PROBE = """
 import os
 print("NICE", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
-if os.path.exists("/proc/self/autogroup"):
-    print("AUTOGROUP", open("/proc/self/autogroup").read().split()[-1], flush=True)
+group = open("/proc/self/autogroup").read().split() if os.path.exists("/proc/self/autogroup") else []
+if group:  # empty where the session has no group of its own (a container's cgroup)
+    print("AUTOGROUP", group[-1], flush=True)
 try:
     os.setpriority(os.PRIO_PROCESS, 0, 0)
     print("RAISED", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
@@ -240,7 +242,7 @@ def own_autogroup_nice() -> int | None:
     enabled = Path("/proc/sys/kernel/sched_autogroup_enabled")
     if not enabled.exists() or enabled.read_text().strip() != "1":
         return None
-    return int(Path("/proc/self/autogroup").read_text().split()[-1])
+    return session_group_nice()  # None where the file is empty: this session has no group of its own
 
 
 @needs_bwrap

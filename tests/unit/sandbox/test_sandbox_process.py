@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import resource
 import sys
+from pathlib import Path
 
 import pytest
 
 from libs.policy.sandbox import SandboxLimits
-from libs.sandbox.process import CommandNotAllowed, resolve_program, resource_limits
+from libs.sandbox.process import CommandNotAllowed, resolve_program, resource_limits, session_group_nice
 
 
 @pytest.mark.parametrize(
@@ -32,3 +33,25 @@ def test_limits_become_kernel_resource_limits() -> None:
     assert pairs[resource.RLIMIT_AS] == 512 * 1024**2
     assert pairs[resource.RLIMIT_FSIZE] == 1024**2
     assert pairs[resource.RLIMIT_NICE] == 0, "a non-root command cannot raise its priority back"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("/autogroup-26904 nice 0\n", 0),
+        ("/autogroup-7 nice -5\n", -5),
+        ("/autogroup-7 nice 19\n", 19),
+        # the kernel prints nothing for a process whose session has no group of its own (in a container's cgroup)
+        ("", None),
+        ("\n", None),
+        ("/autogroup-7 nice\n", None),
+    ],
+)
+def test_a_session_groups_niceness_is_read_or_none(tmp_path: Path, content: str, expected: int | None) -> None:
+    group = tmp_path / "autogroup"
+    group.write_text(content, encoding="ascii")
+    assert session_group_nice(str(group)) == expected
+
+
+def test_no_session_group_file_means_no_niceness(tmp_path: Path) -> None:
+    assert session_group_nice(str(tmp_path / "absent")) is None
