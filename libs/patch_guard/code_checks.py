@@ -27,22 +27,23 @@ from libs.patch_guard.identifier_scripts import identifier_problem, identifiers,
 from libs.patch_guard.module_uses import Use, bound_names, module_uses, top_level_imports
 from libs.patch_guard.new_code_allowlist import NewCodeAllowList
 from libs.patch_guard.report import CheckResult, Finding, judged
+from libs.patch_guard.source_trees import SourceTrees
 
 CONFIG_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml", ".ini", ".cfg"})
 
 
-def check_allowed_new_code(images: list[FileImage], allowed: NewCodeAllowList) -> CheckResult:
+def check_allowed_new_code(images: list[FileImage], allowed: NewCodeAllowList, trees: SourceTrees) -> CheckResult:
     findings: list[Finding] = []
     partial = False
     for image in _python_images(images):
-        trees = _whole_trees(image)
-        if trees is None:
+        whole = _whole_trees(image, trees)
+        if whole is None:
             partial = True
             findings.extend(_hunk_introductions(image, allowed))
             continue
-        before, after = trees
+        before, after = whole
         known = module_uses(before)
-        approved = _tree(image.approved) if image.approved is not None else None
+        approved = trees.tree(image.approved) if image.approved is not None else None
         if approved is not None:  # what the approved revision of this file used was reviewed when it was approved
             known = {**module_uses(approved), **known}
         findings.extend(
@@ -54,13 +55,13 @@ def check_allowed_new_code(images: list[FileImage], allowed: NewCodeAllowList) -
     return judged("allowed_new_code", findings, ok, "introduces what the module does not use")
 
 
-def check_always_refused(images: list[FileImage], labels: tuple[str, ...]) -> CheckResult:
+def check_always_refused(images: list[FileImage], labels: tuple[str, ...], trees: SourceTrees) -> CheckResult:
     findings: list[Finding] = []
     for image in images:
         if image.change.operation == "delete":
             continue
         if is_python(image.path):
-            findings.extend(_python_refusals(image, labels))
+            findings.extend(_python_refusals(image, labels, trees))
         elif PurePosixPath(image.path).suffix in CONFIG_SUFFIXES:
             findings.extend(_config_refusals(image, labels))
     return judged("always_refused", findings, "no always-refused construct added", "always-refused construct")
@@ -70,12 +71,12 @@ def _python_images(images: list[FileImage]) -> list[FileImage]:
     return [image for image in images if is_python(image.path) and image.change.operation != "delete"]
 
 
-def _whole_trees(image: FileImage) -> tuple[ast.Module, ast.Module] | None:
+def _whole_trees(image: FileImage, trees: SourceTrees) -> tuple[ast.Module, ast.Module] | None:
     """The file before and after the patch, parsed, when both are known and parse."""
     if not image.known or image.after is None:
         return None
-    after = _tree(image.after)
-    before = _tree(image.before or "")
+    after = trees.tree(image.after)
+    before = trees.tree(image.before or "")
     if after is None or before is None:
         return None
     return before, after
@@ -101,11 +102,11 @@ def _hunk_introductions(image: FileImage, allowed: NewCodeAllowList) -> list[Fin
     return findings
 
 
-def _python_refusals(image: FileImage, labels: tuple[str, ...]) -> list[Finding]:
-    trees = _whole_trees(image)
-    if trees is None:
+def _python_refusals(image: FileImage, labels: tuple[str, ...], trees: SourceTrees) -> list[Finding]:
+    whole = _whole_trees(image, trees)
+    if whole is None:
         return _hunk_refusals(image, labels)
-    before, after = trees
+    before, after = whole
     changed = ChangedStatements(after, image.added_lines)
     before_findings = [finding for finding, _ in refused_constructs(before, labels)]
     found = [
@@ -163,10 +164,3 @@ def _refused(path: str, finding: RefusedFinding) -> Finding:
 
 def _unique(findings: list[Finding]) -> list[Finding]:
     return list(dict.fromkeys(findings))
-
-
-def _tree(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text.encode("utf-8"))
-    except (SyntaxError, ValueError):
-        return None

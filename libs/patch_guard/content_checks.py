@@ -4,7 +4,6 @@ deny-list, a second layer under the allow-list of :mod:`libs.patch_guard.code_ch
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Collection
 from pathlib import PurePosixPath
 
@@ -15,6 +14,7 @@ from libs.patch_guard.file_images import FileImage
 from libs.patch_guard.fragments import scan_lines
 from libs.patch_guard.hunk_apply import split_lines
 from libs.patch_guard.report import CheckResult, Finding, judged, skipped
+from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.text_rules import foreign_coding, hidden_characters
 
 PYTHON_SUFFIXES = frozenset({".py", ".pyw", ".pyi"})
@@ -59,7 +59,7 @@ def check_applies_cleanly(images: list[FileImage], workspace_given: bool) -> Che
     return judged("applies_cleanly", findings, "every hunk matches the workspace", "does not apply")
 
 
-def check_python_syntax(images: list[FileImage]) -> CheckResult:
+def check_python_syntax(images: list[FileImage], trees: SourceTrees) -> CheckResult:
     python = [image for image in images if is_python(image.path) and image.after is not None]
     known = [image for image in python if image.known]
     if not known:
@@ -68,22 +68,23 @@ def check_python_syntax(images: list[FileImage]) -> CheckResult:
     findings = []
     for image in known:
         assert image.after is not None
-        try:
-            ast.parse(image.after.encode("utf-8"), filename=image.path)
-        except SyntaxError as error:
+        error = trees.parsed(image.after)
+        if isinstance(error, SyntaxError):
             findings.append(Finding(detail=f"syntax error: {error.msg}", path=image.path, line=error.lineno))
-        except ValueError as error:
+        elif isinstance(error, ValueError):
             findings.append(Finding(detail=str(error), path=image.path))
     return judged("python_syntax", findings, f"{len(known)} Python file(s) parse", "does not parse")
 
 
-def check_forbidden_constructs(images: list[FileImage], categories: Collection[Category]) -> CheckResult:
+def check_forbidden_constructs(
+    images: list[FileImage], categories: Collection[Category], trees: SourceTrees
+) -> CheckResult:
     findings: list[Finding] = []
     partial = False
     for image in images:
         if not is_python(image.path) or image.change.operation == "delete":
             continue
-        whole = _whole_file_constructs(image, categories)
+        whole = _whole_file_constructs(image, categories, trees)
         if whole is None:
             partial = True
             findings.extend(_hunk_constructs(image, categories))
@@ -93,14 +94,16 @@ def check_forbidden_constructs(images: list[FileImage], categories: Collection[C
     return judged("forbidden_constructs", findings, ok, "forbidden construct")
 
 
-def _whole_file_constructs(image: FileImage, categories: Collection[Category]) -> list[ConstructFinding] | None:
+def _whole_file_constructs(
+    image: FileImage, categories: Collection[Category], trees: SourceTrees
+) -> list[ConstructFinding] | None:
     """New constructs of the whole file after the patch, or None when it is not known or does not parse."""
     if not image.known or image.after is None:
         return None
-    after = _tree(image.after)
+    after = trees.tree(image.after)
     if after is None:
         return None
-    before = _tree(image.before or "")
+    before = trees.tree(image.before or "")
     before_constructs = forbidden_constructs(before, categories) if before is not None else []
     return new_constructs(before_constructs, forbidden_constructs(after, categories))
 
@@ -116,13 +119,6 @@ def _hunk_constructs(image: FileImage, categories: Collection[Category]) -> list
         for line in added.unverifiable
     )
     return findings
-
-
-def _tree(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text.encode("utf-8"))
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _finding(path: str, construct: ConstructFinding) -> Finding:

@@ -23,6 +23,7 @@ from libs.patch_guard.file_images import file_images
 from libs.patch_guard.generated_files import check_generated_code
 from libs.patch_guard.policy import EffectivePolicy
 from libs.patch_guard.report import CHECK_NAMES, CheckResult, Finding, GuardReport, judged, passed, skipped
+from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.structure_checks import (
     check_declared_files,
     check_file_operations,
@@ -75,6 +76,7 @@ def check_patch(request: GuardRequest) -> GuardReport:
 def _checks(request: GuardRequest, changes: list[FileChange]) -> list[CheckResult]:
     policy, workspace = request.policy, request.workspace
     images = file_images(changes, workspace, request.approved)
+    trees = SourceTrees()  # the whole-file checks share one parse of each text
     return [
         check_not_empty(changes),
         check_no_binary(changes),
@@ -91,10 +93,10 @@ def _checks(request: GuardRequest, changes: list[FileChange]) -> list[CheckResul
         check_declared_files(changes, request.declared_files),
         check_no_hidden_text(changes, images),
         check_applies_cleanly(images, workspace is not None),
-        check_python_syntax(images),
-        check_allowed_new_code(images, policy.central.new_code),
-        check_always_refused(images, policy.labels),
-        check_forbidden_constructs(images, policy.central.forbidden_constructs),
+        check_python_syntax(images, trees),
+        check_allowed_new_code(images, policy.central.new_code, trees),
+        check_always_refused(images, policy.labels, trees),
+        check_forbidden_constructs(images, policy.central.forbidden_constructs, trees),
     ]
 
 

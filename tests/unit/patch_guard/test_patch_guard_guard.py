@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +19,7 @@ from services.repairer.patch_guard import ProposedPatch, guard_policy
 from services.repairer.patch_guard import check_patch as repairer_check_patch
 from services.repairer.unified_diff import render_unified_diff
 from tests.support.typed_policy import workspace_policy
-from tests.unit.patch_guard.model_workspace import CONFIG, FEATURES
+from tests.unit.patch_guard.model_workspace import CONFIG, FEATURES, build_workspace
 
 CENTRAL = load_central_policy(DEFAULT_CENTRAL_POLICY)
 POLICY = narrowed_policy(CENTRAL, CONFIG)
@@ -156,3 +159,27 @@ def test_an_unreadable_central_policy_refuses(tmp_path: Path, monkeypatch: pytes
         None,
     )
     assert not verdict.allowed and verdict.violations[0].rule == "policy_unreadable"
+
+
+@pytest.mark.parametrize("approved", [False, True])
+def test_each_python_text_of_a_check_is_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, approved: bool
+) -> None:
+    """The whole-file checks (new code, always refused, forbidden constructs, syntax) read the same trees."""
+    workspace = build_workspace(tmp_path / "workspace")
+    parsed: Counter[str] = Counter()
+    parse = ast.parse
+
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed[source.decode("utf-8") if isinstance(source, bytes) else source] += 1
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counted)
+    patched = GUARDED.replace("        return 0.0\n", "        return 0.0\n    o.system('id')\n")
+    request = GuardRequest(
+        patch=diff(patched), policy=POLICY, workspace=workspace, approved=workspace if approved else None
+    )
+    report = check_patch(request)
+    assert [check.name for check in report.failed()] == ["allowed_new_code", "forbidden_constructs"]
+    assert parsed[FEATURES] == 1 and parsed[patched] == 1, "each file's text parsed once"
+    assert [text for text, times in parsed.items() if times > 1] == []
