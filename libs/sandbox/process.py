@@ -117,17 +117,32 @@ session groups first and by niceness only inside one, and a command is a session
 
 
 def session_group_nice(path: str = AUTOGROUP) -> int | None:
-    """The niceness of this process's session group; None where the kernel does not group by session."""
+    """The niceness of this process's session group; None where the kernel does not group by session.
+
+    The kernel prints nothing for a session that has no group of its own (one that never left init's, as on a CI
+    runner started without ``setsid``): its processes are scheduled directly in the root group, which weighs as
+    niceness 0, so 0 it is, and a command's own group is still set below it."""
     try:
         with open(path, encoding="ascii") as group:
-            return int(group.read().split()[-1])
-    except (OSError, ValueError, IndexError):
+            fields = group.read().split()
+    except (OSError, ValueError):
+        return None
+    if not fields:
+        return 0
+    try:
+        return int(fields[-1])
+    except ValueError:
         return None
 
 
+def command_group_nice(own_group: int | None, nice: int) -> bytes | None:
+    """What a command writes to its session group's niceness: `nice` below ModelGuard's own group, at most 19;
+    nothing where the kernel does not group by session."""
+    return None if own_group is None else str(min(19, own_group + nice)).encode()
+
+
 def _preexec(pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int) -> Callable[[], None]:
-    own_group = session_group_nice()
-    group_nice = None if own_group is None else str(min(19, own_group + nice)).encode()
+    group_nice = command_group_nice(session_group_nice(), nice)
 
     def apply() -> None:
         for descriptor in cgroup_procs:

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from libs.policy.sandbox import SandboxLimits
-from libs.sandbox.process import CommandNotAllowed, resolve_program, resource_limits, session_group_nice
+from libs.sandbox.process import (
+    CommandNotAllowed,
+    command_group_nice,
+    resolve_program,
+    resource_limits,
+    session_group_nice,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,9 +47,9 @@ def test_limits_become_kernel_resource_limits() -> None:
         ("/autogroup-26904 nice 0\n", 0),
         ("/autogroup-7 nice -5\n", -5),
         ("/autogroup-7 nice 19\n", 19),
-        # the kernel prints nothing for a process whose session has no group of its own (in a container's cgroup)
-        ("", None),
-        ("\n", None),
+        # the kernel prints nothing for a session with no group of its own: scheduled in the root group, niceness 0
+        ("", 0),
+        ("\n", 0),
         ("/autogroup-7 nice\n", None),
     ],
 )
@@ -55,3 +61,18 @@ def test_a_session_groups_niceness_is_read_or_none(tmp_path: Path, content: str,
 
 def test_no_session_group_file_means_no_niceness(tmp_path: Path) -> None:
     assert session_group_nice(str(tmp_path / "absent")) is None
+
+
+@pytest.mark.parametrize(
+    ("own_group", "nice", "written"),
+    [(0, 10, b"10"), (0, 3, b"3"), (5, 10, b"15"), (15, 10, b"19"), (-5, 10, b"5"), (None, 10, None)],
+)
+def test_a_commands_group_goes_below_modelguards_own(own_group: int | None, nice: int, written: bytes | None) -> None:
+    """From the root group (an empty autogroup file reads as 0) too: the command's own group is set below it."""
+    assert command_group_nice(own_group, nice) == written
+
+
+def test_a_session_in_the_root_group_still_sets_its_commands_group_below(tmp_path: Path) -> None:
+    group = tmp_path / "autogroup"
+    group.write_text("", encoding="ascii")
+    assert command_group_nice(session_group_nice(str(group)), 10) == b"10"
