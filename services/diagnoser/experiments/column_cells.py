@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from services.diagnoser.profiling.numbers import plain_numbers
@@ -14,7 +15,11 @@ NULL_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "<na>", "#n/a",
 
 
 def is_null(cells: pd.Series) -> pd.Series:
-    return cells.fillna("").astype(str).str.strip().str.lower().isin(NULL_TOKENS)
+    """Each cell empty or a token that means none, read once per distinct cell (a missing cell is empty)."""
+    codes, distinct = pd.factorize(cells)  # a missing cell's code is -1
+    text = pd.Series(distinct, dtype=object).astype(str).str.strip().str.lower()
+    per_distinct = np.append(text.isin(NULL_TOKENS).to_numpy(dtype=bool), True)
+    return pd.Series(per_distinct[codes], index=cells.index, dtype=bool, name=cells.name)
 
 
 class ColumnCells:

@@ -182,8 +182,10 @@ def _new_point_masses(before: ColumnCells, after: ColumnCells, thresholds: Diagn
     b, a = before.stripped, after.stripped
     shares_before, shares_after = b.value_counts(normalize=True), a.value_counts(normalize=True)
     typical = float(shares_after.median()) if len(shares_after) else 0.0
+    # a value under rate_rise cannot have risen by it: only the few common values are looked at one by one
+    common = shares_after[(shares_after >= thresholds.rate_rise) & (shares_after >= POINT_MASS_RATIO * typical)]
     found = []
-    for value, share in shares_after.items():
+    for value, share in common.items():
         if str(value).lower() in NULL_TOKENS or float(share) < POINT_MASS_RATIO * typical:
             continue
         earlier = float(shares_before.get(value, 0.0))

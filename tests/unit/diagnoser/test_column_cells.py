@@ -62,3 +62,35 @@ def test_quality_evidence_parses_each_read_column_once_per_window(
     assert evidence.values["columns"]["spend"]["sentinels"] == ["-999.0"]
     # each column's approval cells once (is it numeric?), the incident's once for the numeric columns: never twice
     assert sorted(parsed) == ["spend", "spend", "tenure", "tenure", "tier"]
+
+
+def every_cell_null(cells: pd.Series) -> pd.Series:
+    """The null rule read on every cell: empty, or one of the tokens once stripped and lower-cased."""
+    return cells.fillna("").astype(str).str.strip().str.lower().isin(column_cells.NULL_TOKENS)
+
+
+RANDOM_TOKENS = ["", " ", "NA", " n/a", "Null", "NONE ", "nan", "-nan", "NaT", "<NA>", "#N/A", "0", "1.5", "x", "na na"]
+
+
+@pytest.mark.parametrize("name", sorted(COLUMNS))
+def test_nulls_read_per_distinct_cell_are_the_per_cell_ones(name: str) -> None:
+    cells = COLUMNS[name]
+    pd.testing.assert_series_equal(is_null(cells), every_cell_null(cells), check_names=False)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_nulls_of_a_read_file_are_the_per_cell_ones(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows = 3000
+    values = {
+        "tokens": rng.choice(RANDOM_TOKENS, rows),
+        "distinct": rng.random(rows).round(6).astype(str),
+        "mixed": np.where(
+            rng.random(rows) < 0.2, rng.choice(RANDOM_TOKENS, rows), rng.integers(0, 50, rows).astype(str)
+        ),
+    }
+    path = tmp_path / "window.csv"
+    pd.DataFrame(values).to_csv(path, index=False)
+    read = pd.read_csv(path, dtype=str, keep_default_na=True)  # as the diagnoser reads a window
+    for name in values:
+        pd.testing.assert_series_equal(is_null(read[name]), every_cell_null(read[name]))
