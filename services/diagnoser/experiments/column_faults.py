@@ -198,7 +198,7 @@ def _drift(before: pd.Series, after: pd.Series, thresholds: DiagnosisPolicy) -> 
     b, a = plain_numbers(before).dropna(), plain_numbers(after).dropna()
     if b.nunique() < MIN_DISTINCT_FOR_DRIFT or a.empty:
         return {}
-    statistic, _ = ks_statistic(b, a)
+    statistic = ks_statistic(b, a)
     if statistic < thresholds.ks_drift:
         return {}
     low, high = float(b.min()), float(b.max())
@@ -247,13 +247,13 @@ def _distance(old: pd.Series, new: pd.Series, thresholds: DiagnosisPolicy) -> fl
         values = formatted_numbers(new)
         if values.notna().mean() < thresholds.numeric_parse_rate:
             return None
-        return ks_statistic(plain_numbers(old), values)[0]
+        return ks_statistic(plain_numbers(old), values)
     if numeric_share(new) >= thresholds.numeric_parse_rate:
         return None
     if _is_categorical(old, thresholds) or _is_categorical(new, thresholds):
         return psi_categorical(old, new)
     lengths = (old.astype(str).str.len().astype(float), new.astype(str).str.len().astype(float))
-    return ks_statistic(*lengths)[0]
+    return ks_statistic(*lengths)
 
 
 def approval_fill(cells: pd.Series, thresholds: DiagnosisPolicy) -> str:

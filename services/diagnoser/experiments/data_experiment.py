@@ -319,7 +319,7 @@ def _residual_drift(
             if len(a) < MIN_GROUP_ROWS or len(b) < MIN_GROUP_ROWS:
                 continue
             share = float(np.mean(approval_groups == group))
-            total, weight = total + share * ks_statistic(a, b)[0], weight + share
+            total, weight = total + share * ks_statistic(a, b), weight + share
         if weight:
             statistic = round(total / weight, 4)
             if worst is None or statistic > worst[1]:

@@ -30,7 +30,7 @@ def feature_drift_evidence(
     for name in before.columns:
         if name not in after.columns:
             continue
-        statistic, _ = ks_statistic(before[name], after[name])
+        statistic = ks_statistic(before[name], after[name])
         per_feature[str(name)] = {"psi": psi_numeric(before[name], after[name]), "ks": round(statistic, 6)}
     drifted = sorted(
         name

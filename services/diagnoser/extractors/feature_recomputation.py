@@ -80,7 +80,7 @@ def feature_recomputation_evidence(
 def _compare(
     before: pd.Series, after: pd.Series, same_rows: bool, thresholds: DiagnosisPolicy
 ) -> dict[str, float | int]:
-    statistic, _ = ks_statistic(before, after)
+    statistic = ks_statistic(before, after)
     finite = before.dropna()
     low, high = (float(finite.min()), float(finite.max())) if len(finite) else (np.nan, np.nan)
     out_of_range = int(((after < low) | (after > high)).sum()) if len(finite) else 0

@@ -36,7 +36,7 @@ def label_shift_evidence(pairs: tuple[ProfiledPair, ...], label: str, thresholds
                 "incident_shares": {c: round(float(current.get(c, 0.0)), 6) for c in classes},
             }
         else:
-            statistic, _ = ks_statistic(plain_numbers(before), plain_numbers(after))
+            statistic = ks_statistic(plain_numbers(before), plain_numbers(after))
             per_split[pair.split] = {
                 "measure": "ks",
                 "distance": round(statistic, 6),

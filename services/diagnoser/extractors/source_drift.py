@@ -24,7 +24,7 @@ def source_drift_evidence(pairs: tuple[ProfiledPair, ...], columns: list[str], t
             if before.type_class == "numeric":
                 reference, current = formatted_numbers(pair.reference[name]), formatted_numbers(pair.current[name])
                 psi = psi_numeric(reference, current)
-                ks, _ = ks_statistic(reference, current)
+                ks = ks_statistic(reference, current)
             else:
                 psi, ks = psi_categorical(pair.reference[name], pair.current[name]), 0.0
             if name not in per_column or psi > per_column[name]["psi"]:  # type: ignore[operator]

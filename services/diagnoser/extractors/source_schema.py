@@ -63,7 +63,7 @@ def _best_match(pair: ProfiledPair, old: str, thresholds: DiagnosisPolicy) -> di
         after = pair.current_profiles[new]
         if before.type_class == "numeric" and after.type_class in ("numeric", "numeric_text"):
             distance, how = (
-                ks_statistic(formatted_numbers(pair.reference[old]), formatted_numbers(pair.current[new]))[0],
+                ks_statistic(formatted_numbers(pair.reference[old]), formatted_numbers(pair.current[new])),
                 "ks",
             )
         elif before.type_class == after.type_class == "text":
