@@ -186,7 +186,7 @@ def _new_point_masses(before: ColumnCells, after: ColumnCells, thresholds: Diagn
     common = shares_after[(shares_after >= thresholds.rate_rise) & (shares_after >= POINT_MASS_RATIO * typical)]
     found = []
     for value, share in common.items():
-        if str(value).lower() in NULL_TOKENS or float(share) < POINT_MASS_RATIO * typical:
+        if str(value).lower() in NULL_TOKENS:
             continue
         earlier = float(shares_before.get(value, 0.0))
         if earlier < thresholds.rate_rise and _rise(earlier, float(share), (len(b), len(a)), thresholds):
