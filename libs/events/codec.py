@@ -81,7 +81,11 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
         raise MalformedMessage("unknown-event-type", str(exc)[:200]) from exc
     except ValidationError as exc:
         raise MalformedMessage("schema-violation", str(exc)[:300]) from exc
-    if _signed_form(written, event_document) != payload:
+    try:
+        signed_form = _signed_form(written, event_document)
+    except ValueError as exc:  # 1e999 reads as infinity, which canonical JSON cannot hold: not a crash, a refusal
+        raise MalformedMessage("non-canonical-payload", f"payload holds a number JSON cannot carry: {exc}") from exc
+    if signed_form != payload:
         raise MalformedMessage("non-canonical-payload", "payload is not the canonical JSON of its event")
     try:
         event = upcast(written)  # a past major's event, read as today's contract; the signed bytes stay as written

@@ -54,9 +54,12 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
     ahead = minor_difference(meta.event_version, contract)
     if ahead > 0:
         return None  # read tolerantly from its document: open_envelope's way
-    signed_form = (
-        event_bytes(event) if ahead == 0 else canonical_bytes(event.model_dump(mode="json", exclude_unset=True))
-    )
+    try:
+        signed_form = (
+            event_bytes(event) if ahead == 0 else canonical_bytes(event.model_dump(mode="json", exclude_unset=True))
+        )
+    except ValueError:  # a number canonical JSON cannot hold (1e999 reads as infinity): open_envelope says why
+        return None
     if signed_form != payload:
         return None
     signer = _signer(envelope, payload, meta.producer, registry)

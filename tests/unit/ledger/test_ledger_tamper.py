@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import zip_longest
@@ -265,3 +266,31 @@ def test_the_timer_seals_only_events_older_than_the_interval(built: Built) -> No
     assert [h.position for h in built.head_file.heads()] == [19]
     assert not built.sink.tick()  # nothing left under no checkpoint
     assert built.audit().ok
+
+
+def test_a_stored_number_json_cannot_carry_is_reported_not_raised(built: Built) -> None:
+    """1e999 reads as infinity, which no canonical JSON holds: the audit names the row, it does not stop."""
+    rows = built.attacker.read("SELECT position, envelope FROM ledger_events ORDER BY position")
+    found = [
+        (position, envelope, payload, number)
+        for position, stored in rows
+        for envelope in [json.loads(str(stored))]
+        for payload in [base64.b64decode(envelope["payload"]).decode()]
+        for number in [re.search(r'":(\d+\.\d+)[,}]', payload)]
+        if number is not None
+    ]
+    assert found, "the built ledger holds a decimal number"
+    position, envelope, payload, number = found[0]
+    envelope["payload"] = base64.b64encode(
+        (payload[: number.start(1)] + "1e999" + payload[number.end(1) :]).encode()
+    ).decode()
+    built.attacker.execute(
+        "UPDATE ledger_events SET envelope = ? WHERE position = ?",
+        json.dumps(envelope, separators=(",", ":")),
+        position,
+    )
+
+    audit = built.audit()
+
+    assert not audit.ok
+    assert any(f"position {position}" in f and "bad-signature" in f for f in audit.findings), audit.findings

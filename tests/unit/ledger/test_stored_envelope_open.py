@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -87,11 +88,14 @@ def _with(path: tuple[str, ...], value: object) -> Any:
         "schema violation",
         "payload not canonical",
         "a stranger's signature first",
+        "a number JSON cannot carry",
+        "a number JSON cannot carry, signed",
     ],
 )
 def test_damaged_envelopes_are_refused_alike(damage: str) -> None:
     keys = SampleKeys.generate()
-    signed = repaired_incident(keys, "open")[2]
+    # the evaluation's metrics are numbers with no bounds, where infinity passes the schema
+    signed = repaired_incident(keys, "open")[0 if damage.startswith("a number JSON cannot carry") else 2]
     raw = signed.envelope_bytes
     envelope = json.loads(raw)
     if damage == "flipped payload byte":
@@ -130,6 +134,20 @@ def test_damaged_envelopes_are_refused_alike(damage: str) -> None:
         stranger = {"keyid": 'ed25519:"who"\\', "sig": base64.b64encode(b"\2" * 64).decode()}
         raw = canonical_bytes({**envelope, "signatures": [stranger, *envelope["signatures"]]})
 
+    elif damage.startswith("a number JSON cannot carry"):  # 1e999 reads as infinity: no canonical JSON holds it
+        payload = base64.b64decode(envelope["payload"]).decode()
+        number = re.search(r'":(\d+\.\d+)[,}]', payload)
+        assert number is not None
+        infinite = (payload[: number.start(1)] + "1e999" + payload[number.end(1) :]).encode()
+        if damage.endswith("signed"):
+            other = sign_envelope(infinite, EVENT_PAYLOAD_TYPE, keys.keys[signed.event.meta.producer])
+            raw = canonical_bytes(other.model_dump(mode="json"))
+        else:
+            raw = canonical_bytes({**envelope, "payload": base64.b64encode(infinite).decode()})
+
     assert _outcome(open_stored, raw, keys.registry) == _outcome(open_envelope, raw, keys.registry)
+    if damage.startswith("a number JSON cannot carry"):
+        expected = "non-canonical-payload" if damage.endswith("signed") else "bad-signature"
+        assert _outcome(open_envelope, raw, keys.registry)[1][0] == expected  # type: ignore[index]
     opens = ("untouched", "not canonical", "a stranger's signature first")
     assert (_opened(raw, keys.registry) is not None) == (damage in opens)
