@@ -6,7 +6,6 @@ GenericAspect (``{"contentType": "application/json", "value": "<json string>"}``
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from contracts.context_snapshot import MetadataChange, Provenance
+from libs.canonical_json import strict_loads
 from libs.datahub.file_root import readable
 
 EPOCH_ISO = "1970-01-01T00:00:00+00:00"
@@ -27,8 +27,8 @@ def read_change_records(path: Path, root: Path | None = None) -> list[MetadataCh
     """A relative ``path`` is read under ``root`` when one is given (``libs/datahub/file_root.py``) and named as it
     is in each record's provenance."""
     try:
-        document = json.loads(readable(Path(path), root).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        document = strict_loads(readable(Path(path), root).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ChangeRecordsError(f"{path}: not a readable JSON file: {exc}") from exc
     if not isinstance(document, list):
         raise ChangeRecordsError(f"{path}: a change file is a JSON list of MetadataChangeLog records")
@@ -71,8 +71,8 @@ def _aspect(value: Any, where: str, name: str) -> dict[str, Any] | None:
         return None
     if isinstance(value, dict) and isinstance(value.get("value"), str) and "contentType" in value:
         try:
-            value = json.loads(value["value"])
-        except json.JSONDecodeError as exc:
+            value = strict_loads(value["value"])
+        except ValueError as exc:
             raise ChangeRecordsError(f"{where}: {name}.value is not JSON: {exc}") from exc
     if isinstance(value, dict) and set(value) == {"json"} and isinstance(value["json"], dict):
         value = value["json"]

@@ -57,6 +57,14 @@ def test_generic_aspects_and_plain_objects_read_alike(tmp_path: Path) -> None:
             '[{"entityUrn": "urn:li:dataset:x", "aspectName": "x", "aspect": {"contentType": "j", "value": "{"}}]',
             "not JSON",
         ),
+        # a number no event can carry on (NaN, Infinity, too large for a float): refused when read, not when sealed
+        ('[{"entityUrn": "urn:li:dataset:x", "aspectName": "x", "aspect": {"rowCount": NaN}}]', "not a readable"),
+        ('[{"entityUrn": "urn:li:dataset:x", "aspectName": "x", "aspect": {"rowCount": 1e999}}]', "not a readable"),
+        (
+            '[{"entityUrn": "urn:li:dataset:x", "aspectName": "x", '
+            '"aspect": {"contentType": "j", "value": "{\\"rowCount\\": -1e400}"}}]',
+            "not JSON",
+        ),
     ],
 )
 def test_a_bad_change_file_is_one_readable_error(tmp_path: Path, content: str, message: str) -> None:

@@ -293,4 +293,4 @@ def test_a_stored_number_json_cannot_carry_is_reported_not_raised(built: Built) 
     audit = built.audit()
 
     assert not audit.ok
-    assert any(f"position {position}" in f and "bad-signature" in f for f in audit.findings), audit.findings
+    assert any(f"position {position}" in f and "bad-payload" in f for f in audit.findings), audit.findings

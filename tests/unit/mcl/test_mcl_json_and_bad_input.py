@@ -71,6 +71,9 @@ def test_bad_json_and_non_finite_numbers_have_distinct_reasons() -> None:
     assert _json_reason('{"entityType": "dataset", "x": NaN}') == "non_finite_number"
     assert _json_reason(_ownership_mcl_with_aspect_value('{"owners": [')) == "bad_aspect_json"
     assert _json_reason(_ownership_mcl_with_aspect_value('{"owners": [], "x": Infinity}')) == "non_finite_number"
+    # too large for a float: read as infinity, which no event could carry on
+    assert _json_reason(_ownership_mcl_with_aspect_value('{"owners": [], "x": 1e999}')) == "non_finite_number"
+    assert _json_reason('{"entityType": "dataset", "x": -1e400}') == "non_finite_number"
     assert _json_reason(_ownership_mcl_with_aspect_value("[]")) == "bad_aspect_json"
 
 

@@ -1,9 +1,10 @@
 """`parse_strict_json` shares one decoder across calls: it must accept and refuse exactly what a fresh
-``json.loads(text, parse_constant=...)`` does, with the same reasons, for text and for bytes."""
+``json.loads(text, parse_constant=..., parse_float=...)`` does, with the same reasons, for text and for bytes."""
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from typing import Any
 
@@ -32,6 +33,10 @@ INPUTS: list[str | bytes] = [
     b'{"a": "\xff"}',
     '{"a": 1}'.encode("utf-16"),
     b"NaN",
+    '{"a": 1e999}',
+    "[-1e400, 1]",
+    b'{"a": 2E+308}',
+    "[1.7976931348623157e308, 5e-324, 1e-999]",
 ]
 
 
@@ -41,8 +46,13 @@ def _reference(text: str | bytes) -> tuple[str, Any]:
     def refuse(name: str) -> Any:
         raise OverflowError(name)  # stands for "a non-finite number was refused"
 
+    def finite(number: str) -> float:
+        if math.isinf(float(number)):
+            raise OverflowError(number)  # 1e999 reads as infinity
+        return float(number)
+
     try:
-        return "ok", json.loads(text, parse_constant=refuse)
+        return "ok", json.loads(text, parse_constant=refuse, parse_float=finite)
     except OverflowError:
         return "refused", "non_finite_number"
     except (ValueError, TypeError, RecursionError):
@@ -81,3 +91,9 @@ def test_threads_sharing_it_each_get_their_own_document() -> None:
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_a_number_too_large_for_a_float_is_refused_like_infinity() -> None:
+    assert _ours('{"a": [1, 1e999]}') == ("refused", "non_finite_number")
+    assert _ours("[-1e400]") == ("refused", "non_finite_number")
+    assert _ours("[1e308, 1e-999]") == ("ok", [1e308, 0.0])
