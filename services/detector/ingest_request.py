@@ -7,8 +7,6 @@ released before 2.0 send) is read as 1.x and upcast, as a stored 1.x event is (`
 
 from __future__ import annotations
 
-import json
-
 from pydantic import ValidationError
 
 from contracts.common import ArtifactRef
@@ -16,6 +14,7 @@ from contracts.events.evaluation import EvaluationReported
 from contracts.history.evaluation_reported_v1 import EvaluationReported as EvaluationReportedV1
 from contracts.registry import contract_for
 from contracts.upcasting import UpcastRefused, upcast_payload
+from libs.canonical_json import canonical_bytes, strict_loads
 
 V1_FIELDS = frozenset({"baseline_metrics", "candidate_metrics"})
 
@@ -26,15 +25,18 @@ class BadRequest(ValueError):
 
 def parse_evaluation(raw: bytes) -> EvaluationReported:
     try:
-        document = json.loads(raw)
+        document = strict_loads(raw)  # no NaN, Infinity or 1e999: no signed event could carry them
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"the body is not JSON: {str(exc)[:120]}") from None
     if not isinstance(document, dict):
         raise BadRequest("the body must be a JSON object: an EvaluationReported payload")
     try:
         if V1_FIELDS & document.keys() and "claimed" not in document:
-            return _upcast_v1(EvaluationReportedV1.model_validate(document))
-        return EvaluationReported.model_validate(document)
+            evaluation = _upcast_v1(EvaluationReportedV1.model_validate(document))
+        else:
+            evaluation = EvaluationReported.model_validate(document)
+        _finite(evaluation)
+        return evaluation
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "body"
@@ -42,6 +44,15 @@ def parse_evaluation(raw: bytes) -> EvaluationReported:
         raise BadRequest(f"{where}: {first['msg']}{more}") from None
     except UpcastRefused as exc:
         raise BadRequest(str(exc)) from None
+
+
+def _finite(evaluation: EvaluationReported) -> None:
+    """A number given as text ("inf", "nan") reads as a float no canonical JSON holds: refused here, with a reason,
+    rather than when the detector signs the event."""
+    try:
+        canonical_bytes(evaluation.model_dump(mode="json"))
+    except ValueError:
+        raise BadRequest("a number in the body is not finite (NaN, Infinity or too large for a float)") from None
 
 
 def _upcast_v1(report: EvaluationReportedV1) -> EvaluationReported:
