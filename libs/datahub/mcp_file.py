@@ -28,6 +28,7 @@ from datahub.emitter.serialization_helper import post_json_transform, pre_json_t
 from datahub.metadata.schema_classes import ChangeTypeClass, MetadataChangeEventClass, _Aspect
 from datahub.utilities.urns.urn import guess_entity_type
 
+from libs.canonical_json import strict_loads
 from libs.datahub.decode_fidelity import DecodeMismatch, decode_mismatches
 from libs.datahub.file_root import readable
 
@@ -115,16 +116,12 @@ def decode_mcp_text(path: Path, text: str) -> LoadedMetadataFile:
 
 def _json_array(path: Path, text: str) -> list[Any]:
     try:
-        document = json.loads(text, parse_constant=_reject_non_finite)
+        document = strict_loads(text)  # no NaN, Infinity or 1e999: no event could carry them on
     except (ValueError, RecursionError) as error:
         raise MetadataFileError(path, f"not valid JSON: {error}") from None
     if not isinstance(document, list):
         raise MetadataFileError(path, f"expected a JSON array of MCPs/MCEs, found {type(document).__name__}")
     return document
-
-
-def _reject_non_finite(constant: str) -> Any:
-    raise ValueError(f"{constant} is not valid JSON")
 
 
 def _decode_entry(entry: Any, path: Path, index: int) -> _DecodedEntry:
@@ -229,7 +226,7 @@ def _parse_serialised_aspect(value: Any, aspect_name: str) -> Any:
     if not isinstance(value, str):
         raise _EntryError(f"aspect {aspect_name} value must be a JSON string")
     try:
-        return json.loads(value, parse_constant=_reject_non_finite)
+        return strict_loads(value)
     except (ValueError, RecursionError) as error:
         raise _EntryError(f"aspect {aspect_name} value is not valid JSON: {error}") from None
 

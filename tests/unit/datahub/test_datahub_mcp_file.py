@@ -150,6 +150,8 @@ def test_unknown_union_member_is_an_error_not_a_silent_boolean(tmp_path: Path) -
         ("[{", "not valid JSON"),
         ('{"entityUrn": "urn:li:dataset:x"}', "expected a JSON array"),
         ('[{"aspectName": "status", "aspect": {"json": {"removed": NaN}}, "entityUrn": "urn:li:corpuser:a"}]', "NaN"),
+        # read as infinity, which no event can carry on
+        ('[{"aspectName": "status", "aspect": {"json": {"x": 1e999}}, "entityUrn": "urn:li:corpuser:a"}]', "1e999"),
     ],
 )
 def test_malformed_files_raise_one_error_naming_the_file(tmp_path: Path, document: str, expected: str) -> None:
