@@ -83,7 +83,7 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
         raise MalformedMessage("schema-violation", str(exc)[:300]) from exc
     try:
         signed_form = _signed_form(written, event_document)
-    except ValueError as exc:  # 1e999 reads as infinity, which canonical JSON cannot hold: not a crash, a refusal
+    except ValueError as exc:  # "inf" as text reads into a float field as infinity: no canonical JSON holds it
         raise MalformedMessage("non-canonical-payload", f"payload holds a number JSON cannot carry: {exc}") from exc
     if signed_form != payload:
         raise MalformedMessage("non-canonical-payload", "payload is not the canonical JSON of its event")

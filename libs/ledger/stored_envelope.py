@@ -58,7 +58,7 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
         signed_form = (
             event_bytes(event) if ahead == 0 else canonical_bytes(event.model_dump(mode="json", exclude_unset=True))
         )
-    except ValueError:  # a number canonical JSON cannot hold (1e999 reads as infinity): open_envelope says why
+    except ValueError:  # a number canonical JSON cannot hold (1e999, "inf" as text): open_envelope says why
         return None
     if signed_form != payload:
         return None
