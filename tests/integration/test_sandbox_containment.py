@@ -210,7 +210,7 @@ PRIORITY_PROBE = """
 import os
 print("NICE", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
 group = open("/proc/self/autogroup").read().split() if os.path.exists("/proc/self/autogroup") else []
-if group:  # empty where the session has no group of its own (a container's cgroup)
+if group:  # empty where the session has no group of its own (it never left init's, as on a CI runner)
     print("AUTOGROUP", group[-1], flush=True)
 try:
     os.setpriority(os.PRIO_PROCESS, 0, 0)
