@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import zip_longest
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,18 @@ class Built:
             sequence,
         )
         return int(str(found[0]))
+
+    def envelope_at(self, position: int) -> dict[str, Any]:
+        (row,) = self.attacker.read("SELECT envelope FROM ledger_events WHERE position = ?", position)
+        return dict(json.loads(str(row[0])))
+
+    def overwrite_envelope(self, position: int, envelope: dict[str, Any]) -> None:
+        """The attacker writes `envelope` over the stored one, guard dropped."""
+        self.attacker.execute(
+            "UPDATE ledger_events SET envelope = ? WHERE position = ?",
+            json.dumps(envelope, separators=(",", ":")),
+            position,
+        )
 
     def later(self, seconds: float) -> None:
         """The sink's wall clock moves past the newest event by `seconds`."""
@@ -118,16 +131,11 @@ def test_the_built_ledger_is_checkpointed_to_its_head_inside_and_outside_the_dat
 
 def test_a_flipped_payload_byte_is_found_and_named(built: Built) -> None:
     position = built.position_of("tamper-c", 3)
-    (row,) = built.attacker.read("SELECT envelope FROM ledger_events WHERE position = ?", position)
-    envelope = json.loads(str(row[0]))
+    envelope = built.envelope_at(position)
     payload = bytearray(base64.b64decode(envelope["payload"]))
     payload[40] ^= 0x01
     envelope["payload"] = base64.b64encode(bytes(payload)).decode()
-    built.attacker.execute(
-        "UPDATE ledger_events SET envelope = ? WHERE position = ?",
-        json.dumps(envelope, separators=(",", ":")),
-        position,
-    )
+    built.overwrite_envelope(position, envelope)
 
     audit = built.audit()
 
@@ -138,14 +146,9 @@ def test_a_flipped_payload_byte_is_found_and_named(built: Built) -> None:
 
 def test_a_flipped_signature_byte_is_found_and_named(built: Built) -> None:
     position = built.position_of("tamper-b", 2)
-    (row,) = built.attacker.read("SELECT envelope FROM ledger_events WHERE position = ?", position)
-    envelope = json.loads(str(row[0]))
+    envelope = built.envelope_at(position)
     envelope["signatures"][0]["sig"] = _flip(envelope["signatures"][0]["sig"], 10)
-    built.attacker.execute(
-        "UPDATE ledger_events SET envelope = ? WHERE position = ?",
-        json.dumps(envelope, separators=(",", ":")),
-        position,
-    )
+    built.overwrite_envelope(position, envelope)
 
     named = _names(built.audit(), "tamper-b")
 
@@ -270,25 +273,16 @@ def test_the_timer_seals_only_events_older_than_the_interval(built: Built) -> No
 
 def test_a_stored_number_json_cannot_carry_is_reported_not_raised(built: Built) -> None:
     """1e999 reads as infinity, which no canonical JSON holds: the audit names the row, it does not stop."""
-    rows = built.attacker.read("SELECT position, envelope FROM ledger_events ORDER BY position")
-    found = [
-        (position, envelope, payload, number)
-        for position, stored in rows
-        for envelope in [json.loads(str(stored))]
-        for payload in [base64.b64decode(envelope["payload"]).decode()]
-        for number in [re.search(r'":(\d+\.\d+)[,}]', payload)]
-        if number is not None
-    ]
-    assert found, "the built ledger holds a decimal number"
-    position, envelope, payload, number = found[0]
-    envelope["payload"] = base64.b64encode(
-        (payload[: number.start(1)] + "1e999" + payload[number.end(1) :]).encode()
-    ).decode()
-    built.attacker.execute(
-        "UPDATE ledger_events SET envelope = ? WHERE position = ?",
-        json.dumps(envelope, separators=(",", ":")),
-        position,
-    )
+    for position in range(1, built.store.head_position() + 1):
+        envelope = built.envelope_at(position)
+        payload = base64.b64decode(envelope["payload"]).decode()
+        number = re.search(r'":(\d+\.\d+)[,}]', payload)
+        if number is not None:
+            break
+    assert number is not None, "the built ledger holds a decimal number"
+    infinite = payload[: number.start(1)] + "1e999" + payload[number.end(1) :]
+    envelope["payload"] = base64.b64encode(infinite.encode()).decode()
+    built.overwrite_envelope(position, envelope)
 
     audit = built.audit()
 
