@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope
 from contracts.registry import Event, UnknownEventType, minor_difference, parse_written, upcast, written_contract
 from contracts.upcasting import UpcastRefused
-from libs.canonical_json import canonical_bytes, sha256_hex, strict_loads
+from libs.canonical_json import canonical_bytes, is_canonical_bytes, sha256_hex, strict_loads
 from libs.signing.dsse import SignatureError, decode_payload, sign_envelope, verify_envelope
 from libs.signing.keys import KeyRegistry, SigningKey
 
@@ -82,10 +82,10 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
     except ValidationError as exc:
         raise MalformedMessage("schema-violation", str(exc)[:300]) from exc
     try:
-        signed_form = _signed_form(written, event_document)
+        canonical = is_canonical_bytes(_signed_document(written, event_document), payload)
     except ValueError as exc:  # "inf" as text reads into a float field as infinity: no canonical JSON holds it
         raise MalformedMessage("non-canonical-payload", f"payload holds a number JSON cannot carry: {exc}") from exc
-    if signed_form != payload:
+    if not canonical:
         raise MalformedMessage("non-canonical-payload", "payload is not the canonical JSON of its event")
     try:
         event = upcast(written)  # a past major's event, read as today's contract; the signed bytes stay as written
@@ -94,19 +94,18 @@ def open_envelope(raw: bytes, registry: KeyRegistry) -> SignedEvent:
     return SignedEvent(event, envelope, envelope_bytes(envelope), signer)
 
 
-def _signed_form(event: Event[Any], document: dict[str, Any]) -> bytes:
-    """What the payload must be, byte for byte, for the event as read in the contract it was written to (a past
-    major's too, before it is upcast).
+def _signed_document(event: Event[Any], document: dict[str, Any]) -> Any:
+    """The document whose canonical JSON the payload must be, byte for byte, for the event as read in the contract
+    it was written to (a past major's too, before it is upcast).
 
-    Of the reader's own version: the canonical JSON of the typed event (one encoding per event). Of an older minor:
-    the same, less the fields its writer did not know (they took their defaults on reading). Of a newer minor: the
-    canonical JSON of the document itself, whose unknown fields the reader ignored; the fields it knows were
-    validated strictly all the same."""
+    Of the reader's own version: the typed event (what `event_bytes` encodes). Of an older minor: the same, less the
+    fields its writer did not know (they took their defaults on reading). Of a newer minor: the document itself,
+    whose unknown fields the reader ignored; the fields it knows were validated strictly all the same."""
     ahead = minor_difference(
         event.meta.event_version, written_contract(event.meta.event_type, event.meta.event_version)
     )
     if ahead == 0:
-        return event_bytes(event)
+        return event.model_dump(mode="json")
     if ahead < 0:
-        return canonical_bytes(event.model_dump(mode="json", exclude_unset=True))
-    return canonical_bytes(document)
+        return event.model_dump(mode="json", exclude_unset=True)
+    return document

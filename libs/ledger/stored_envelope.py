@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope, pae
 from contracts.registry import Event, UnknownEventType, contract_for, minor_difference
-from libs.canonical_json import canonical_bytes
-from libs.events.codec import SignedEvent, envelope_bytes, event_bytes, open_envelope
+from libs.canonical_json import is_canonical_bytes
+from libs.events.codec import SignedEvent, envelope_bytes, open_envelope
 from libs.signing.keys import KeyRegistry
 
 _PLAIN = re.compile(r"[A-Za-z0-9+/=:._@-]*")
@@ -40,7 +40,7 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
         envelope = DsseEnvelope.model_validate_json(raw)
         if envelope.payloadType != EVENT_PAYLOAD_TYPE:
             return None
-        payload = base64.b64decode(envelope.payload, validate=True)
+        payload = binascii.a2b_base64(envelope.payload, strict_mode=True)
         found = _TYPE_AND_VERSION.search(payload)
         if found is None:
             return None
@@ -54,13 +54,11 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
     ahead = minor_difference(meta.event_version, contract)
     if ahead > 0:
         return None  # read tolerantly from its document: open_envelope's way
+    signed_document = event.model_dump(mode="json", exclude_unset=ahead < 0)
     try:
-        signed_form = (
-            event_bytes(event) if ahead == 0 else canonical_bytes(event.model_dump(mode="json", exclude_unset=True))
-        )
+        if not is_canonical_bytes(signed_document, payload):
+            return None
     except ValueError:  # a number canonical JSON cannot hold (1e999, "inf" as text): open_envelope says why
-        return None
-    if signed_form != payload:
         return None
     signer = _signer(envelope, payload, meta.producer, registry)
     return None if signer is None else SignedEvent(event, envelope, _canonical_envelope(envelope), signer)

@@ -2,11 +2,14 @@
 incidents, so rows never cross a pipe; only incident ids go out and reports come back, in the ledger's order.
 
 Workers are forked when this process runs no other thread (quick, and nothing half-held is copied), else started by
-a fork server. A worker receives the key registry's public document, never a private key.
+a fork server. While the pool runs, this process's objects are frozen out of the collector (`gc.freeze`), as Python's
+documentation advises before a fork: a worker's collections never walk what it inherited.
+A worker receives the key registry's public document, never a private key.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -21,10 +24,14 @@ _worker: dict[str, Any] = {}
 
 def verify_in_pool(url: str, registry: KeyRegistry, batches: list[list[str]], workers: int) -> list[VerificationReport]:
     context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-    with ProcessPoolExecutor(
-        min(workers, len(batches)), mp_context=context, initializer=_start, initargs=(url, registry.to_document())
-    ) as pool:
-        return [report for reports in pool.map(_verify, batches) for report in reports]
+    gc.freeze()  # a forked worker's collections then skip everything it inherited, and leave those pages shared
+    try:
+        with ProcessPoolExecutor(
+            min(workers, len(batches)), mp_context=context, initializer=_start, initargs=(url, registry.to_document())
+        ) as pool:
+            return [report for reports in pool.map(_verify, batches) for report in reports]
+    finally:
+        gc.unfreeze()
 
 
 def _start(url: str, registry_document: dict[str, object]) -> None:
