@@ -1,7 +1,8 @@
 """Opening a stored envelope for the audit: every check `open_envelope` makes, each made once.
 
 `open_envelope` is written for untrusted bytes off the wire and says exactly why it refuses them: it parses the
-envelope and its payload as JSON, then validates them, decoding the payload twice on the way. Here the common case
+envelope and its payload as JSON, then validates them, reading the payload twice on the way (as a document, then
+as its event). Here the common case
 is an envelope that passes, so the checks run in the cheapest order that proves the same thing: the typed event's
 canonical form equals the signed payload byte for byte (which is what `open_envelope` requires last, and which pins
 down the document it would have parsed), and a key registered to the event's producer signed it. Whenever any check
@@ -24,8 +25,6 @@ from libs.canonical_json import is_canonical_bytes
 from libs.events.codec import SignedEvent, envelope_bytes, open_envelope
 from libs.signing.keys import KeyRegistry
 
-_PLAIN = re.compile(r"[A-Za-z0-9+/=:._@-]*")
-"""Characters JSON writes as they are."""
 # canonical JSON sorts keys, so an event's type and version are next to each other in its meta
 _TYPE_AND_VERSION = re.compile(rb'"event_type":"([A-Za-z0-9_.-]{1,64})","event_version":"(\d+)\.(\d+)"')
 
@@ -61,20 +60,7 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
     except ValueError:  # a number canonical JSON cannot hold (1e999, "inf" as text): open_envelope says why
         return None
     signer = _signer(envelope, payload, meta.producer, registry)
-    return None if signer is None else SignedEvent(event, envelope, _canonical_envelope(envelope), signer)
-
-
-def _canonical_envelope(envelope: DsseEnvelope) -> bytes:
-    """`envelope_bytes(envelope)`, written out directly when every string in it needs no JSON escape (base64, key
-    ids, the payload type): keys in sorted order, no whitespace, exactly what canonical JSON gives. Only for an
-    envelope whose payload `base64.b64decode(validate=True)` accepted."""
-    # the payload passed base64's strict decoding: only its alphabet; the rest is short
-    strings = [envelope.payloadType, *(t for s in envelope.signatures for t in (s.keyid, s.sig))]
-    if not all(_PLAIN.fullmatch(t) for t in strings):
-        return envelope_bytes(envelope)
-    signatures = ",".join(f'{{"keyid":"{s.keyid}","sig":"{s.sig}"}}' for s in envelope.signatures)
-    head = f'{{"payload":"{envelope.payload}","payloadType":"{envelope.payloadType}"'
-    return f'{head},"signatures":[{signatures}]}}'.encode()
+    return None if signer is None else SignedEvent(event, envelope, envelope_bytes(envelope), signer)
 
 
 def _signer(envelope: DsseEnvelope, payload: bytes, producer: str, registry: KeyRegistry) -> str | None:

@@ -29,13 +29,16 @@ def decode_payload(envelope: DsseEnvelope) -> bytes:
         raise SignatureError(f"payload is not base64: {exc}") from exc
 
 
-def verify_envelope(envelope: DsseEnvelope, registry: KeyRegistry, expected_owner: str | None = None) -> str:
+def verify_envelope(
+    envelope: DsseEnvelope, registry: KeyRegistry, expected_owner: str | None = None, payload: bytes | None = None
+) -> str:
     """Return the owner of the first valid signature; raise SignatureError when none verifies.
 
     With `expected_owner`, only a key registered to that owner counts: a detector key cannot sign
-    a publisher's event.
+    a publisher's event. `payload`: `decode_payload(envelope)`, when the caller has it already.
     """
-    payload = decode_payload(envelope)
+    if payload is None:
+        payload = decode_payload(envelope)
     message = pae(envelope.payloadType, payload)
     reasons: list[str] = []
     for signature in envelope.signatures:

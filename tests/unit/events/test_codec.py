@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from contracts.envelope import EVENT_PAYLOAD_TYPE
+from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope, DsseSignature
+from libs.canonical_json import canonical_bytes
 from libs.events.codec import MalformedMessage, envelope_bytes, event_bytes, open_envelope, seal
 from libs.signing.dsse import SignatureError, sign_envelope
 from tests.support.sample_events import Keys, detected, reported
@@ -86,3 +87,34 @@ def test_a_valid_signature_over_a_wrong_schema_is_a_schema_violation(keys: Keys)
     with pytest.raises(MalformedMessage) as caught:
         open_envelope(envelope.model_dump_json().encode(), keys.registry)
     assert caught.value.reason == "schema-violation"
+
+
+_ENVELOPE_TEXTS = ["", "a", "QUJD+/==", 'he said "no"', "back\\slash", "tab\there", "\x00", "\x1f", "\x7f", "é"]
+_ENVELOPE_TEXTS += ["\u2028", "\U0001f600"]
+
+
+@pytest.mark.parametrize("text", _ENVELOPE_TEXTS)
+def test_envelope_bytes_are_the_canonical_json_of_the_envelope(text: str) -> None:
+    """Plain strings are written out directly; anything a JSON writer escapes or may escape goes through
+    canonical_bytes. Either way the bytes are canonical_bytes' own."""
+    signatures = [DsseSignature(keyid=f"k{text}", sig=f"{text}sig"), DsseSignature(keyid="k2", sig="c2lnMg==")]
+    for envelope in (
+        DsseEnvelope.model_construct(payloadType=f"t/{text}", payload=f"{text}cGF5", signatures=signatures),
+        DsseEnvelope.model_construct(payloadType=EVENT_PAYLOAD_TYPE, payload=text or "x", signatures=signatures[1:]),
+    ):
+        assert envelope_bytes(envelope) == canonical_bytes(envelope.model_dump(mode="json"))
+
+
+def test_opening_decodes_the_payload_once(keys: Keys, monkeypatch: pytest.MonkeyPatch) -> None:
+    signed = reported(keys)
+    decoded: list[int] = []
+    real = base64.b64decode
+
+    def counting(data: str | bytes, *args: object, **kwargs: object) -> bytes:
+        decoded.append(len(data))
+        return real(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(base64, "b64decode", counting)
+    open_envelope(signed.envelope_bytes, keys.registry)
+    assert sorted(decoded)[-1] == len(signed.envelope.payload)
+    assert decoded.count(len(signed.envelope.payload)) == 1
