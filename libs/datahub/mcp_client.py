@@ -10,7 +10,6 @@ structured content); a tool error becomes :class:`McpToolError`, a transport fai
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -25,6 +24,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
+
+from libs.canonical_json import canonical_bytes, strict_loads
 
 MCP_PROVIDER = "mcp"
 _T = TypeVar("_T")
@@ -111,21 +112,33 @@ async def open_session(target: McpServerTarget) -> AsyncIterator[McpToolSession]
 
 
 def parse_tool_answer(tool: str, result: CallToolResult) -> Any:
+    """The tool's answer: its one JSON text block, else its structured content, else one JSON value per text block.
+    Read strictly, as every document that goes into a signed event is: NaN, Infinity and numbers too large for a
+    float are refused here, with their reason, rather than when the context event is sealed."""
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     if result.is_error:
         raise McpToolError(tool, " ".join(texts) or "no message")
     if len(texts) == 1:
         try:
-            return json.loads(texts[0])
+            return strict_loads(texts[0])
         except ValueError:
-            pass
+            pass  # the structured content answers, if there is one
     structured = result.structured_content
     if isinstance(structured, dict):
-        return structured["result"] if set(structured) == {"result"} else structured
+        return _writable(tool, structured["result"] if set(structured) == {"result"} else structured)
     try:
-        return [json.loads(text) for text in texts]
-    except ValueError:
-        raise McpToolError(tool, "the answer is not JSON") from None
+        return [strict_loads(text) for text in texts]
+    except ValueError as error:
+        raise McpToolError(tool, f"the answer is not JSON: {str(error)[:200]}") from None
+
+
+def _writable(tool: str, answer: Any) -> Any:
+    """`answer` when canonical JSON can write it (the MCP library parsed it, and may have read Infinity)."""
+    try:
+        canonical_bytes(answer)
+    except (ValueError, TypeError) as error:
+        raise McpToolError(tool, f"the structured answer cannot be written as JSON: {str(error)[:200]}") from None
+    return answer
 
 
 def run_blocking(work: Callable[[], Awaitable[_T]]) -> _T:

@@ -48,3 +48,31 @@ def test_a_target_never_shows_its_token() -> None:
     target = McpServerTarget(url="http://127.0.0.1:1/mcp", token=TOKEN)
 
     assert TOKEN not in repr(target) and TOKEN not in target.describe()
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('[{"urn": "urn:li:x:1", "rows": NaN}]', "not valid JSON"),
+        ('{"rows": Infinity}', "not valid JSON"),
+        ('{"rows": 1e999}', "too large for a float"),
+    ],
+)
+def test_a_text_answer_with_a_number_json_cannot_carry_is_refused_with_its_reason(text: str, why: str) -> None:
+    """Such a number would fail only later, when the context event is signed; the tool call names it instead."""
+    with pytest.raises(McpToolError, match=why):
+        parse_tool_answer("get_entities", _text(text))
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_structured_answer_with_a_number_json_cannot_carry_is_refused(value: float) -> None:
+    answer = _text("not json", structured={"result": [{"urn": "urn:li:x:1", "rows": value}]})
+
+    with pytest.raises(McpToolError, match="cannot be written as JSON"):
+        parse_tool_answer("get_entities", answer)
+
+
+def test_finite_numbers_still_read() -> None:
+    answer = _text(json.dumps({"rows": 1.5e300, "tiny": 5e-324, "count": 2**70}))
+
+    assert parse_tool_answer("get_entities", answer) == {"rows": 1.5e300, "tiny": 5e-324, "count": 2**70}
