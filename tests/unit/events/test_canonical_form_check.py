@@ -7,6 +7,8 @@ Each case is checked against the definition itself, `canonical_bytes(document) =
 
 from __future__ import annotations
 
+import datetime
+import enum
 import json
 import math
 import random
@@ -148,3 +150,33 @@ def test_a_lone_surrogate_raises_as_canonical_bytes_does() -> None:
         canonical_bytes({"x": "\ud800"})
     with pytest.raises(UnicodeEncodeError):
         is_canonical_bytes({"x": "\ud800"}, b'{"x":"\\ud800"}')
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+@pytest.mark.parametrize(
+    ("document", "data"),
+    [  # values orjson writes and Python's json does not, or writes otherwise: the answer is still the definition's
+        ({"at": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)}, b'{"at":"2026-01-01T00:00:00+00:00"}'),
+        ({"colour": _Colour.RED}, b'{"colour":"red"}'),
+        ({"level": _Level.HIGH}, b'{"level":3}'),
+        ({"pair": (1, 2)}, b'{"pair":[1,2]}'),
+        ({1: "one"}, b'{"1":"one"}'),
+    ],
+)
+def test_values_beyond_plain_json_answer_as_the_definition(document: Any, data: bytes) -> None:
+    try:
+        expected: bool | type[Exception] = _definition(document, data)
+    except (TypeError, ValueError) as error:
+        expected = type(error)
+    if isinstance(expected, bool):
+        assert is_canonical_bytes(document, data) is expected
+    else:
+        with pytest.raises(expected):
+            is_canonical_bytes(document, data)
