@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from libs.canonical_json import canonical_bytes
 from libs.policy.diagnosis import DiagnosisPolicy, central_diagnosis_policy
 from services.diagnoser.extractors.label_shift import label_shift_evidence
 from services.diagnoser.extractors.source_categories import source_categories_evidence
@@ -157,3 +158,25 @@ def test_label_shift_by_total_variation(tmp_path: Path, thresholds: DiagnosisPol
     item = label_shift_evidence(pairs(tmp_path, incident, thresholds), "target", thresholds)
     assert item.values["shifted"] is True and item.values["distance"] > 0.2 and item.strength == 1.0
     assert item.values["per_split"]["eval"]["measure"] == "total_variation"
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "1e999", "Infinity", "nan", "NaN"])
+def test_non_finite_cells_give_evidence_canonical_json_can_write(
+    tmp_path: Path, thresholds: DiagnosisPolicy, cell: str
+) -> None:
+    """A window is the workspace's data: a cell that reads as infinity or NaN must not reach a signed event (sealing
+    would fail and the diagnosis be lost). Every extractor's evidence encodes, and the cells are a quality fault."""
+    incident = frame(2).astype({"spend": object})
+    incident.loc[::7, "spend"] = cell
+    found = pairs(tmp_path, incident, thresholds)
+    items = [
+        source_schema_evidence(found, READ, thresholds),
+        source_types_evidence(found, READ),
+        source_categories_evidence(found, READ, thresholds),
+        source_quality_evidence(found, READ, thresholds),
+        source_drift_evidence(found, READ, thresholds),
+        label_shift_evidence(found, "target", thresholds),
+    ]
+    for item in items:
+        canonical_bytes(item.model_dump(mode="json"))  # raises ValueError on a non-finite number
+    assert items[3].strength > 0.5
