@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from libs.patch_guard.ast_rules import ConstructFinding, forbidden_constructs
 from libs.patch_guard.constructs import Category
+from libs.python_source.untrusted_parsing import parse_module
 
 LINE_WRAPPERS = ("{}", "({})", "[{}]", "{{{}}}", "f({})")
 DANGLING_ELIF = re.compile(r"^elif\b")
@@ -117,8 +118,8 @@ def _parse_block(lines: list[str]) -> ast.Module | None:
     source = textwrap.dedent("".join(f"{line}\n" for line in lines))
     for candidate in _completions(source):
         try:
-            return ast.parse(candidate)
-        except (SyntaxError, ValueError):
+            return parse_module(candidate)
+        except SyntaxError:
             continue
     return None
 

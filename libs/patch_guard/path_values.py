@@ -15,6 +15,7 @@ import ast
 from libs.patch_guard.constructs import normalised
 from libs.patch_guard.name_resolution import MAX_ROUNDS, Resolver
 from libs.python_source.tree_walk import walked
+from libs.python_source.untrusted_parsing import parse_expression
 
 PATH_CLASSES = frozenset(
     {
@@ -74,7 +75,7 @@ class PathValues:
             return False
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
-                annotation = ast.parse(annotation.value, mode="eval").body
+                annotation = parse_expression(annotation.value)
             except SyntaxError:
                 return False
         return any(isinstance(part, ast.expr) and self._is_path_class(part) for part in ast.walk(annotation))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from libs.python_source.untrusted_parsing import parse_module
+
 
 class SourceTrees:
     """The module each distinct text parses to, parsed on first use; the reason it does not parse otherwise."""
@@ -29,7 +31,7 @@ class SourceTrees:
         known = self._parsed.get(text)
         if known is None:
             try:
-                known = ast.parse(text.encode("utf-8"))
+                known = parse_module(text.encode("utf-8"))
             except (SyntaxError, ValueError) as error:
                 known = error.with_traceback(None)  # nothing of the parser's frames kept alive
             self._parsed[text] = known

@@ -37,3 +37,29 @@ def parents_of(tree: ast.AST) -> Mapping[ast.AST, ast.AST]:
         known = MappingProxyType({child: parent for parent in walked(tree) for child in ast.iter_child_nodes(parent)})
         setattr(tree, _PARENTS, known)
     return known
+
+
+class TooDeep(Exception):
+    """A tree nested deeper than a walk was allowed to go; ``node`` is the first node below the limit."""
+
+    def __init__(self, node: ast.AST, max_depth: int) -> None:
+        super().__init__(f"nested deeper than {max_depth} levels")
+        self.node = node
+        self.max_depth = max_depth
+
+
+def walked_within(tree: ast.AST, max_depth: int) -> tuple[ast.AST, ...]:
+    """``walked(tree)``, raising TooDeep for a tree with more than ``max_depth`` levels (the root is level 1). The
+    walk goes level by level, which is ``ast.walk``'s order, and is kept as the tree's walk."""
+    nodes: list[ast.AST] = []
+    level = [tree]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            raise TooDeep(level[0], max_depth)
+        nodes.extend(level)
+        level = [child for node in level for child in ast.iter_child_nodes(node)]
+    known = tuple(nodes)
+    setattr(tree, _NODES, known)
+    return known

@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from libs.python_source.untrusted_parsing import parse_module
+
 IGNORED_DIRECTORY_NAMES = frozenset({"__pycache__", ".git", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 IGNORED_SUFFIXES = frozenset({".pyc", ".pyo"})
 
@@ -178,7 +180,7 @@ def _decode(content: bytes | None) -> str:
 
 def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return parse_module(text)
     except SyntaxError:
         return None
 

@@ -8,6 +8,8 @@ import ast
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from libs.python_source.untrusted_parsing import parse_module
+
 
 def command_files(tree: Path, argv: Sequence[str]) -> frozenset[str]:
     """Relative POSIX paths of the command's entry file and its workspace-local imports."""
@@ -53,7 +55,7 @@ def _package_inits(tree: Path, relpath: str) -> list[str]:
 
 def _local_imports(tree: Path, relpath: str) -> list[str]:
     try:
-        module_ast = ast.parse((tree / relpath).read_text(encoding="utf-8"))
+        module_ast = parse_module((tree / relpath).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return []
     package = PurePosixPath(relpath).parent.parts  # for a module and for a package's __init__ alike

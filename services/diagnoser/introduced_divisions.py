@@ -3,9 +3,9 @@ function and not already unguarded (same operator, same divisor) in the base's."
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.code_diff import FunctionChange, find_function
 from services.diagnoser.division_sites import DivisionSite, unguarded_division_sites
 
@@ -21,10 +21,10 @@ def introduced_unguarded_divisions(change: FunctionChange, base_dir: Path, candi
 def _unguarded_sites(path: Path, qualified_name: str) -> list[DivisionSite]:
     if not path.is_file():
         return []
-    source = path.read_text(encoding="utf-8")
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        source = path.read_text(encoding="utf-8")
+        tree = parse_module(source)
+    except (OSError, UnicodeDecodeError, SyntaxError):
         return []
     function = find_function(tree, qualified_name)
     return unguarded_division_sites(function, source) if function is not None else []

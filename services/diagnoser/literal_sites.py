@@ -7,13 +7,15 @@ import ast
 from collections import Counter
 from typing import Any
 
+from libs.python_source.untrusted_parsing import parse_module
+
 LiteralValue = Any
 
 
 def literal_sites(source: str) -> dict[str, LiteralValue]:
     """``{"<scope>:<what>": value}`` for every literal the module sets; empty when it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return {}
     sites: dict[str, LiteralValue] = {}

@@ -13,6 +13,7 @@ from contracts.events.diagnosis import RepairHints, Suspect
 from libs.patch_guard.policy import EffectivePolicy
 from libs.policy.model_policy import WorkspacePolicy
 from libs.policy.repair import DivisionPolicy, RepairNarrowing, RepairPolicy
+from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.source_tree import SourceTree
 
 
@@ -43,7 +44,7 @@ class RepairContext:
             if source is None:
                 continue
             try:
-                tree = ast.parse(source)
+                tree = parse_module(source)
             except SyntaxError:
                 continue
             yield PermittedModule(path, source, tree)

@@ -7,6 +7,8 @@ import ast
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
+from libs.python_source.untrusted_parsing import parse_module
+
 DEFAULT_TEST_DIRS = ("tests",)
 MAX_TEST_FILE_BYTES = 1024 * 1024
 SOURCE_ROOTS = ("src",)
@@ -27,7 +29,7 @@ def module_name(relative_path: str) -> str | None:
 
 def imported_modules(source: bytes) -> set[str]:
     """Every absolute module an import statement names, with ``from a import b`` also giving ``a.b``."""
-    tree = ast.parse(source)
+    tree = parse_module(source)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES, IGNORED_SUFFIXES
 
 UnitKind = Literal["edit", "file_added", "file_removed", "file_replaced"]
@@ -171,7 +172,7 @@ def _definitions(text: str) -> list[Definition] | None:
     """(first line, last line, name) of each definition a hunk can belong to, 1-based; None when the file does
     not parse (its hunks then stay apart)."""
     try:
-        module = ast.parse(text)
+        module = parse_module(text)
     except SyntaxError:
         return None
     found: list[Definition] = []

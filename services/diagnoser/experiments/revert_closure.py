@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.experiments.change_units import ChangeUnit
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -55,7 +56,7 @@ def _overlaps(unit: ChangeUnit, span: tuple[int, int]) -> bool:
 def _module_names(text: str) -> dict[str, tuple[int, int]]:
     """Module-level names and the (0-based, inclusive) lines of the statement that binds each."""
     try:
-        module = ast.parse(text)
+        module = parse_module(text)
     except SyntaxError:
         return {}
     names: dict[str, tuple[int, int]] = {}

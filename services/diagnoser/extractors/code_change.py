@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.behavioural_paths import is_test_or_documentation
 from services.diagnoser.code_diff import CodeDiff, FunctionChange, find_function
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
@@ -104,7 +105,7 @@ def _function(change: FunctionChange, on_feature_path: bool) -> dict[str, object
 
 def _column_names(path: Path, qualified_name: str) -> set[str]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_module(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return set()
     function = find_function(tree, qualified_name)

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.behavioural_paths import is_test_or_documentation
 from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
@@ -51,7 +52,7 @@ def read_columns_evidence(trees: Iterable[Path], columns: set[str], label: str) 
 
 def column_mentions(path: Path, columns: set[str]) -> list[tuple[str, str]]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_module(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return []
     docstrings = _docstring_nodes(tree)

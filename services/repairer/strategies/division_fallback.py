@@ -15,6 +15,7 @@ from libs.python_source.definitions import FunctionNode, find_function
 from libs.python_source.division_guards import catches_zero_division
 from libs.python_source.literals import literal_like
 from libs.python_source.source_text import SourceText
+from libs.python_source.untrusted_parsing import parse_module
 
 DEFAULT_FOR_RETURN_TYPE = {"float": "0.0", "int": "0"}
 
@@ -45,7 +46,7 @@ def choose_fallback(
 def base_fallback(base_source: str, function_name: str, divisors: set[str]) -> str | None:
     """What the base revision's ``function_name`` returns when one of ``divisors`` is zero, if it says so."""
     try:
-        tree = ast.parse(base_source)
+        tree = parse_module(base_source)
     except SyntaxError:
         return None
     function = find_function(tree, function_name)

@@ -30,6 +30,7 @@ from libs.policy.repair import DivisionPolicy
 from libs.python_source.definitions import find_function
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import SourceText
+from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies.body_start import body_start, indent_unit, statement_indent
 from services.repairer.strategies.division_fallback import choose_fallback
@@ -76,7 +77,7 @@ def guard_division(
     """Guard every unguarded division of ``function_name`` by a parameter or local (only ``divisor`` if given)."""
     policy = policy or DivisionPolicy()
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError as error:
         return _refuse(f"{file} does not parse: {error.msg} (line {error.lineno})")
     function = find_function(tree, function_name)
@@ -140,7 +141,7 @@ def _guard_vectorised(
     if isinstance(guarded, str):
         return _refuse(guarded)
     try:
-        still = vectorised_divisions(ast.parse(guarded.new_source), function_name, None)
+        still = vectorised_divisions(parse_module(guarded.new_source), function_name, None)
     except SyntaxError:
         return _refuse(f"the guarded {function_name} would not parse")
     if any(ast.unparse(left.divisor) == ast.unparse(target.divisor) for left in still for target in targets):
@@ -159,7 +160,7 @@ def _guard_vectorised(
 
 def _vectorised_in_base(base_source: str, function_name: str) -> set[str]:
     try:
-        tree = ast.parse(base_source)
+        tree = parse_module(base_source)
     except SyntaxError:
         return set()
     return {ast.unparse(target.divisor) for target in vectorised_divisions(tree, function_name, None)}
@@ -180,7 +181,7 @@ def _unguarded(function: FunctionNode, divisor: str | None) -> list[NameDivision
 
 def _unguarded_in_base(base_source: str, function_name: str) -> set[str]:
     try:
-        function = find_function(ast.parse(base_source), function_name)
+        function = find_function(parse_module(base_source), function_name)
     except SyntaxError:
         return set()
     return {d.divisor for d in name_divisions(function) if not d.guarded} if function is not None else set()
@@ -240,7 +241,7 @@ def _condition(name: str, policy: DivisionPolicy, math_name: str | None) -> str:
 
 
 def _covers(new_content: str, function_name: str, divisors: set[str]) -> bool:
-    function = find_function(ast.parse(new_content), function_name)
+    function = find_function(parse_module(new_content), function_name)
     if function is None:
         return False
     return all(division.guarded for division in name_divisions(function) if division.divisor in divisors)

@@ -22,6 +22,7 @@ from typing import Literal
 
 from libs.python_source.column_reads import own_nodes
 from libs.python_source.imports import module_alias
+from libs.python_source.untrusted_parsing import parse_expression
 from services.repairer.strategies.frame_detection import FrameParameters
 from services.repairer.strategies.module_index import ModuleFunction, ModuleIndex
 
@@ -309,7 +310,7 @@ def _annotation(function: ModuleFunction, name: str) -> ast.expr | None:
 def _annotation_kind(annotation: ast.expr) -> OperandKind:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
-            return _annotation_kind(ast.parse(annotation.value, mode="eval").body)
+            return _annotation_kind(parse_expression(annotation.value))
         except SyntaxError:
             return "other"
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # "pd.Series | None"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from libs.python_source.tree_walk import parents_of
+from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.repair_context import RepairContext
 
 
@@ -46,7 +47,7 @@ class PackageModules:
             parsed = None
             if source is not None:
                 try:
-                    tree = ast.parse(source)
+                    tree = parse_module(source)
                 except SyntaxError:
                     tree = None
                 if tree is not None:

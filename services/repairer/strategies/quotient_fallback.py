@@ -18,6 +18,7 @@ from libs.python_source.definitions import find_function
 from libs.python_source.division_guards import divisions
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import SourceText
+from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.strategies.expression_text import normalised
 from services.repairer.strategies.vector_division_guards import divisor_core
 
@@ -60,7 +61,7 @@ def base_quotient_fallback(base_source: str, function_name: str, divisor: str) -
     """What the base revision's version of a division by ``divisor`` (source text, unguarded) gives where it
     has no answer; the same function's divisions are looked at first."""
     try:
-        tree = ast.parse(base_source)
+        tree = parse_module(base_source)
     except SyntaxError:
         return None
     wanted = normalised(divisor)

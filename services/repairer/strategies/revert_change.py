@@ -13,13 +13,12 @@ revision, when nothing differs, or when it would change more lines than the poli
 
 from __future__ import annotations
 
-import ast
-
 from contracts.catalogue import RepairStrategy, answers
 from contracts.events.diagnosis import Suspect
 from libs.python_source.definitions import find_definition
 from libs.python_source.source_text import OverlappingEdits, Replacement, SourceText, apply_replacements
 from libs.python_source.statement_revert import CannotRevert, revert_block, revert_statement
+from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.repair_context import RepairContext
 from services.repairer.source_tree import SourceTree
 from services.repairer.strategies.isolated_revert import revert_isolated
@@ -86,7 +85,7 @@ def revert_file(base: SourceTree, candidate: SourceTree, file: str, functions: l
     if file.endswith(CONFIG_SUFFIXES):  # no statements to align: every changed hunk goes back to the base text
         return FileEdit(path=file, old_text=candidate_source, new_text=base_source)
     try:
-        base_tree, candidate_tree = ast.parse(base_source), ast.parse(candidate_source)
+        base_tree, candidate_tree = parse_module(base_source), parse_module(candidate_source)
     except SyntaxError as error:
         return _refuse(f"{file} does not parse in one revision: {error.msg} (line {error.lineno})")
     base_text, candidate_text = SourceText(base_source), SourceText(candidate_source)
