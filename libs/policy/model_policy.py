@@ -181,6 +181,8 @@ def parse_policy(data: bytes, origin: str) -> ModelPolicy:
         document = safe_load_once(data)
     except yaml.YAMLError as exc:
         raise PolicyError(f"{origin}: not YAML: {exc}") from exc
+    except RecursionError:
+        raise PolicyError(f"{origin}: not YAML this reader can take: nested past the parser's limit") from None
     if not isinstance(document, dict):
         raise PolicyError(f"{origin}: a policy is a mapping")
     try:

@@ -4,6 +4,7 @@ of dict literals, each under a stable key (where it is, not which line), so two 
 from __future__ import annotations
 
 import ast
+import math
 from collections import Counter
 from typing import Any
 
@@ -93,4 +94,6 @@ def _jsonable(value: LiteralValue) -> LiteralValue:
         return {str(key): _jsonable(item) for key, item in value.items()}
     if isinstance(value, bytes | complex):
         return repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # 1e999 is a literal: "inf", which canonical JSON, and so the evidence, can hold
     return value

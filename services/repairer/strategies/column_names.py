@@ -402,7 +402,7 @@ class ColumnNames:
                 data = tomllib.loads(text)
             else:
                 data = yaml.safe_load(text)
-        except (ValueError, yaml.YAMLError):
+        except (ValueError, yaml.YAMLError, RecursionError, MemoryError):  # the pull request's file: any nesting
             return None
         self._configs[name] = (path, data)
         return self._configs[name]

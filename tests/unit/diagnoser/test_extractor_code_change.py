@@ -96,3 +96,42 @@ def test_read_columns_are_names_of_csv_columns_in_code_outside_tests_and_docstri
     assert item.values["columns"] == ["plan", "spend", "visits"]
     assert item.values["label_read"] is True
     assert item.values["uses"]["spend"] == ["subscript"] and item.values["uses"]["plan"] == ["list_of_names"]
+
+
+def _laughs(levels: int = 9) -> str:
+    """YAML whose aliases stand for 9**levels values in a few hundred bytes (safe_load shares them; a walk does not)."""
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\ntop: *l" + str(levels - 1) + "\n"
+
+
+UNREADABLE_CONFIGS = {
+    "conf/infinite.yaml": "model:\n  max_loss: .inf\n  alpha: .nan\n",
+    "conf/infinite.json": '{"model": {"max_loss": Infinity, "alpha": NaN}}',
+    "conf/infinite.toml": "[model]\nmax_loss = inf\nalpha = nan\n",
+    "conf/deep.json": "[" * 5_000 + "]" * 5_000,
+    "conf/deep_objects.json": '{"a": ' * 900 + "1" + "}" * 900,
+    "conf/deep.yaml": "a: " + "[" * 3_000 + "]" * 3_000 + "\n",
+    "conf/deep.toml": "a = " + "[" * 3_000 + "]" * 3_000 + "\n",
+    "conf/laughs.yaml": _laughs(),
+    "pkg/limits.py": "MAX_LOSS = 1e999\nMIN_LOSS = -1e999\n\n\ndef fit(model):\n    return model(tol=1e999)\n",
+}
+
+
+def test_config_values_no_json_can_carry_or_no_walk_can_finish_still_give_evidence(tmp_path: Path) -> None:
+    """Config files and literals a pull request changes are untrusted: infinity and NaN (YAML's .inf, JSON's
+    Infinity, TOML's inf, Python's 1e999), nesting past the parsers' and a recursive walk's limits, and YAML aliases
+    that stand for a billion values. The evidence is still made (its id is a digest of its canonical JSON), and
+    says what it can: a value JSON cannot carry is written as its text."""
+    base = tree(tmp_path / "base", {"pkg/train.py": TRAIN, "conf/infinite.yaml": "model:\n  max_loss: 10.0\n"})
+    candidate = tree(tmp_path / "cand", {"pkg/train.py": TRAIN, **UNREADABLE_CONFIGS})
+    item = config_change_evidence(diff_trees(base, candidate), base, candidate, frozenset())
+    changed = {(entry["file"], entry["key"]): (entry["before"], entry["after"]) for entry in item.values["changed"]}
+    assert changed[("conf/infinite.yaml", "model.max_loss")] == (10.0, "inf")
+    assert changed[("conf/infinite.yaml", "model.alpha")] == (None, "nan")
+    assert changed[("conf/infinite.json", "model.max_loss")] == (None, "inf")
+    assert changed[("conf/infinite.toml", "model.alpha")] == (None, "nan")
+    assert changed[("pkg/limits.py", "<module>:MAX_LOSS")] == (None, "inf")
+    assert changed[("pkg/limits.py", "<module>:MIN_LOSS")] == (None, "-inf")
+    assert changed[("pkg/limits.py", "fit:model(tol=)")] == (None, "inf")
+    assert len(item.values["changed"]) < 1_000  # the aliases were not walked a billion times

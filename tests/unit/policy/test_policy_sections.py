@@ -175,3 +175,11 @@ def test_a_policy_s_strategies_are_the_catalogue_s_members() -> None:
     policy = parse_policy(effective_policy_bytes(load_bundle(CHURN), read_central_policy()), "churn")
     assert policy.repair is not None and policy.repair.strategies
     assert all(isinstance(name, RepairStrategy) for name in policy.repair.strategies)
+
+
+@pytest.mark.parametrize("text", [b"model: " + b"[" * 5_000 + b"]" * 5_000 + b"\n", b"model: [1, [2, 3\n"])
+def test_a_policy_the_yaml_reader_cannot_take_is_a_policy_error(text: bytes) -> None:
+    """A submitted policy is read before anyone trusts it: nesting past the parser's limit is refused with a reason,
+    as broken YAML is."""
+    with pytest.raises(PolicyError, match="submitted policy: not YAML"):
+        parse_policy(text, "submitted policy")

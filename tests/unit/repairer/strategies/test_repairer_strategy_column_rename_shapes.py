@@ -265,3 +265,18 @@ def test_records_named_by_a_constant_of_a_sibling_module_follow_the_rename_there
     assert edit.files == ("pkg/columns.py",)
     assert diff_lines(edit.unified_diff) == ['-TITLE = "subject"', '+TITLE = "ticket_title"']
     assert_guard_accepts(context, edit)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 5_000 + "]" * 5_000,  # past json's recursion limit
+        '{"text_column": ' * 900 + '"subject"' + "}" * 900,  # parses, deeper than any walk should go
+    ],
+)
+def test_a_config_file_nested_past_any_reader_refuses_as_unreadable(tmp_path: Path, text: str) -> None:
+    """The config file is the pull request's: nesting past the parser's limit must refuse the route, not stop the
+    repairer."""
+    files = {FEATURES: RECORDS_CONFIG_SOURCE, SETTINGS: text}
+    result = column_rename.propose(context_for(tmp_path, files, repair_paths=("pkg/*.py", "pkg/*.json")))
+    assert refusal_of(result)
