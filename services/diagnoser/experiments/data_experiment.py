@@ -150,7 +150,9 @@ def localise_data_fault(
 
 
 def _raw(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    """The window's cells as text, decoded as the profile decodes them (``read_text_frame``: bytes that are not UTF-8
+    read as U+FFFD), so a fault the profile names is found in the frames the trials change."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding_errors="replace")
 
 
 class _Lab:

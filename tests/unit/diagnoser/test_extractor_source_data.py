@@ -180,3 +180,16 @@ def test_non_finite_cells_give_evidence_canonical_json_can_write(
     for item in items:
         canonical_bytes(item.model_dump(mode="json"))  # raises ValueError on a non-finite number
     assert items[3].strength > 0.5
+
+
+def test_a_window_not_in_utf8_is_read_as_it_arrived(tmp_path: Path, thresholds: DiagnosisPolicy) -> None:
+    """An extract written in Latin-1 (a model reading it with its own encoding trains fine): the profile reads the
+    bytes that are not UTF-8 as replacement characters, so the evidence is made, and shows the text that changed."""
+    incident = frame(2)
+    incident["tier"] = incident["tier"].replace({"gold": "goldé"})
+    approval, current = windows(tmp_path, frame(1), incident)
+    current.train.write_bytes(incident.to_csv(index=False).encode("latin-1"))
+    found = profile_windows(approval, current, thresholds.numeric_parse_rate, thresholds.max_categories)
+    categories = source_categories_evidence(found, READ, thresholds)
+    canonical_bytes(categories.model_dump(mode="json"))
+    assert "gold\ufffd" in str(categories.values)
