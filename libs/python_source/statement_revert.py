@@ -10,10 +10,10 @@ reverted: it does not change behaviour.
 from __future__ import annotations
 
 import ast
-from difflib import SequenceMatcher
 
 from libs.python_source.definitions import docstring_statement, first_line
 from libs.python_source.source_text import Replacement, SourceText
+from libs.sequence_alignment import aligned_opcodes
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _DOCSTRING = "<docstring>"
@@ -30,8 +30,10 @@ def revert_block(
     base_keys = [_key(node, base_block) for node in base_block]
     candidate_keys = [_key(node, candidate_block) for node in candidate_block]
     replacements: list[Replacement] = []
-    matcher = SequenceMatcher(None, base_keys, candidate_keys, autojunk=False)
-    for operation, b1, b2, c1, c2 in matcher.get_opcodes():
+    opcodes = aligned_opcodes(base_keys, candidate_keys)
+    if opcodes is None:
+        raise CannotRevert("the two blocks repeat statements too often to be aligned within the work budget")
+    for operation, b1, b2, c1, c2 in opcodes:
         if operation == "equal":
             continue
         if operation == "replace" and b2 - b1 == c2 - c1:

@@ -7,7 +7,6 @@ name ("``Scaler.transform`` changed") and units rarely depend on each other. Uni
 from __future__ import annotations
 
 import ast
-import difflib
 import itertools
 import re
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from libs.python_source.untrusted_parsing import parse_module
+from libs.sequence_alignment import aligned_opcodes
 from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES, IGNORED_SUFFIXES
 
 UnitKind = Literal["edit", "file_added", "file_removed", "file_replaced"]
@@ -100,7 +100,9 @@ def _edits(path: str, old: bytes, new: bytes, first_id: int) -> list[ChangeUnit]
     except UnicodeDecodeError:
         return [ChangeUnit(first_id, path, "file_replaced")]
     a, b = a_text.splitlines(keepends=True), b_text.splitlines(keepends=True)
-    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    opcodes = aligned_opcodes(a, b)
+    if opcodes is None:  # lines repeated so often that aligning them costs more than the budget: one unit
+        return [ChangeUnit(first_id, path, "file_replaced")]
     hunks = [Hunk(i1, i2, j1, j2, tuple(b[j1:j2])) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
     if not path.endswith(".py"):
         return [ChangeUnit(first_id + index, path, "edit", (hunk,)) for index, hunk in enumerate(hunks)]
