@@ -45,8 +45,10 @@ def envelope_bytes(envelope: DsseEnvelope) -> bytes:
     character JSON escapes (or might: anything but printable ASCII, and the quote and backslash), it is written out
     directly, keys in sorted order and no whitespace, which is what canonical JSON gives, without a scan of the
     payload by the JSON writer."""
-    strings = [envelope.payload, envelope.payloadType, *(t for s in envelope.signatures for t in (s.keyid, s.sig))]
-    if not all(_written_as_is(t) for t in strings):
+    strings = "".join(
+        [envelope.payload, envelope.payloadType, *(t for s in envelope.signatures for t in (s.keyid, s.sig))]
+    )
+    if not _written_as_is(strings):
         return canonical_bytes(envelope.model_dump(mode="json"))
     signatures = ",".join(f'{{"keyid":"{s.keyid}","sig":"{s.sig}"}}' for s in envelope.signatures)
     head = f'{{"payload":"{envelope.payload}","payloadType":"{envelope.payloadType}"'
