@@ -2,12 +2,11 @@
 
 `open_envelope` is written for untrusted bytes off the wire and says exactly why it refuses them: it parses the
 envelope and its payload as JSON, then validates them, reading the payload twice on the way (as a document, then
-as its event). Here the common case
-is an envelope that passes, so the checks run in the cheapest order that proves the same thing: the typed event's
-canonical form equals the signed payload byte for byte (which is what `open_envelope` requires last, and which pins
-down the document it would have parsed), and a key registered to the event's producer signed it. Whenever any check
-does not hold, or the event is of a newer minor, the row goes through `open_envelope` itself, so a refusal reads
-exactly as it always did.
+as its event). Here the common case is an envelope that passes, so the checks run in the cheapest order that
+proves the same thing: the typed event's canonical form equals the signed payload byte for byte (which is what
+`open_envelope` requires last, and which pins down the document it would have parsed), and a key registered to the
+event's producer signed it. Whenever any check does not hold, or the event is of a newer minor, the row goes through
+`open_envelope` itself, so a refusal reads exactly as it always did.
 """
 
 from __future__ import annotations

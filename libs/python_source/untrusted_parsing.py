@@ -40,8 +40,6 @@ def parse_expression(source: str | bytes) -> ast.expr:
 def _parsed(source: str | bytes, mode: str) -> ast.AST:
     try:
         tree = ast.parse(source, mode=mode)
-    except SyntaxError:
-        raise
     except (ValueError, RecursionError, MemoryError) as error:  # UnicodeEncodeError is a ValueError
         reason = str(error) or type(error).__name__
         raise SyntaxError(f"cannot be parsed safely: {reason[:200]}") from None

@@ -24,6 +24,7 @@ from modelguard.incident_log import incident_events
 from tests.e2e.conftest import CHURN
 from tests.support.github_action import run_action
 from tests.support.running_stack import RunningStack, running_stack
+from tests.support.sample_events import REPAIRED_INCIDENT_EVENTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
@@ -120,15 +121,7 @@ def test_the_actions_step_reports_a_pull_request_and_exits_by_the_published_outc
     verdict = httpx.get(
         f"{url}/incidents/{incident}/runs/4242-1", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
     ).json()
-    assert verdict["events"] == [
-        "EvaluationReported",
-        "RegressionDetected",
-        "ContextCollected",
-        "DiagnosisCompleted",
-        "RepairProposed",
-        "RepairValidated",
-        "Published",
-    ]
+    assert verdict["events"] == [*REPAIRED_INCIDENT_EVENTS]
     assert verdict["gate"]["metric_source"] == "referee" and verdict["gate"]["regressed"] is True
     assert verdict["gate"]["claimed_baseline"] is None, "the CI claimed no figure"
 

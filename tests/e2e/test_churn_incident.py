@@ -21,6 +21,7 @@ from modelguard.stack import pid_alive, read_state, stack_status
 from modelguard.submit import submit, wait_for_run
 from modelguard.summary import publication_kind
 from tests.e2e.conftest import CHURN, RunningStack
+from tests.support.sample_events import REPAIRED_INCIDENT_EVENTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
@@ -41,15 +42,7 @@ def test_churn_regression_is_detected_diagnosed_repaired_validated_and_published
     stack: RunningStack, first_run: tuple[ReportedRun, list]
 ) -> None:
     reported, events = first_run
-    assert _types(events, "e2e-run-1") == [
-        "EvaluationReported",
-        "RegressionDetected",
-        "ContextCollected",
-        "DiagnosisCompleted",
-        "RepairProposed",
-        "RepairValidated",
-        "Published",
-    ]
+    assert _types(events, "e2e-run-1") == [*REPAIRED_INCIDENT_EVENTS]
     by_type = {e.event.meta.event_type: e.event.payload for e in events}
     gate = by_type["RegressionDetected"].gate
     assert gate.regressed and gate.baseline - gate.candidate > gate.tolerance

@@ -18,20 +18,12 @@ from modelguard.stack import REPO_ROOT
 from modelguard.submit import submit, wait_for_run
 from tests.e2e.conftest import CHURN
 from tests.support.running_stack import environment, running_stack
+from tests.support.sample_events import REPAIRED_INCIDENT_EVENTS
 from tests.support.transport_parity import compare, side
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
 RUN_ID, PULL_REQUEST = "parity-1", 42
-PHASES = [
-    "EvaluationReported",
-    "RegressionDetected",
-    "ContextCollected",
-    "DiagnosisCompleted",
-    "RepairProposed",
-    "RepairValidated",
-    "Published",
-]
 
 
 def test_the_churn_incident_is_the_same_through_investigate_and_through_kafka(tmp_path: Path) -> None:
@@ -64,7 +56,7 @@ def test_the_churn_incident_is_the_same_through_investigate_and_through_kafka(tm
             f"{row.event_type:20} {row.event_id}  payload digest equal: {row.payload_equal!s:5}  "
             f"equal once normalised: {row.normalised_equal!s:5}  normalised fields: {len(row.normalised_paths)}"
         )
-    assert [row.event_type for row in rows] == PHASES
+    assert [row.event_type for row in rows] == [*REPAIRED_INCIDENT_EVENTS]
     assert {e.event.meta.event_id for e in over_kafka} == {e.event.meta.event_id for e in in_memory}
     assert all(row.normalised_equal for row in rows), [r for r in rows if not r.normalised_equal]
     # what a clock wrote first reaches a payload in the context snapshot; the phases before it are equal as they are

@@ -29,6 +29,7 @@ from modelguard.stack import SCENARIOS, SERVICES, stack_down, stack_up
 from modelguard.submit import submit
 from tests.support.broker import kafka_broker
 from tests.support.running_stack import StackHome, environment
+from tests.support.sample_events import REPAIRED_INCIDENT_EVENTS
 
 pytestmark = [pytest.mark.broker, pytest.mark.e2e]
 
@@ -120,15 +121,7 @@ def test_republish_resends_the_last_event_and_the_pipeline_finishes_the_incident
 
     events = republished.events
     types = [e.event.meta.event_type for e in events]
-    assert types == [
-        "EvaluationReported",
-        "RegressionDetected",
-        "ContextCollected",
-        "DiagnosisCompleted",
-        "RepairProposed",
-        "RepairValidated",
-        "Published",
-    ]
+    assert types == [*REPAIRED_INCIDENT_EVENTS]
     assert events[-1].event.meta.causation_id == last.event_id
     assert verify_incident(audited.ledger, audited.incident_id, audited.registry).ok
 

@@ -23,6 +23,7 @@ from modelguard.audit_rerun import rerun_incident, rerun_settings, service_defin
 from modelguard.cli import main
 from modelguard.investigate import install_bundle_inputs, investigate
 from modelguard.stack import REPO_ROOT, SCENARIOS
+from tests.support.sample_events import REPAIRED_INCIDENT_EVENTS
 from tests.support.tiny_bundle import make_tiny_bundle
 
 CHURN = SCENARIOS / "churn-monthly-spend"
@@ -35,19 +36,7 @@ def test_investigate_runs_every_phase_in_process_and_logs_a_verifiable_incident(
     settings = load_settings()
     seen: list[str] = []
     events = investigate(settings, CHURN, "ci-1", 7, lambda e: seen.append(e.event.meta.event_type))
-    assert (
-        seen
-        == [e.event.meta.event_type for e in events]
-        == [
-            "EvaluationReported",
-            "RegressionDetected",
-            "ContextCollected",
-            "DiagnosisCompleted",
-            "RepairProposed",
-            "RepairValidated",
-            "Published",
-        ]
-    )
+    assert seen == [e.event.meta.event_type for e in events] == [*REPAIRED_INCIDENT_EVENTS]
     incident = events[0].event.meta.incident_id
     store, registry = LedgerStore(settings.ledger_url), KeyRegistry.load(settings.key_registry_path)
     assert verify_incident(store, incident, registry).ok

@@ -1,9 +1,10 @@
 """A pull request whose Python ModelGuard's own analyses cannot read safely. The diagnoser, the repairer, the patch
 guard and the validator parse the workspace's files to find what changed, what the model imports, where a column
 is read and what a repair may touch. A file the parser refuses to build (a sum of 12,000 terms raises
-RecursionError in ``ast.parse``), one it builds but that is too deep for a recursive reader (``ast.unparse`` of a
-400-term sum), and one that is not UTF-8 used to stop the diagnosis: the incident was dead-lettered as a handler
-error and nobody got a diagnosis. Each is now one more file that does not parse.
+RecursionError in ``ast.parse``) stopped the diagnosis: the incident was dead-lettered as a handler error and nobody
+got a diagnosis. Beside it the pull request adds one the parser builds but that is too deep for a recursive reader
+(``ast.unparse`` of a 400-term sum fails), and one that is not UTF-8. Each is now one more file that does not
+parse.
 
 The bundle is a model repository written by someone else (``fixtures/repos/checkout-fraud-scorer``); the pull
 request adds the three files beside the model's package, where the repair may touch files, and nothing imports
@@ -19,6 +20,7 @@ import pytest
 
 from libs.settings import load_settings
 from modelguard.investigate import investigate
+from tests.support.sample_events import REPAIRED_INCIDENT_EVENTS
 
 BUNDLE = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "checkout-fraud-scorer"
 
@@ -43,15 +45,7 @@ def test_files_no_analysis_can_read_leave_the_incident_as_it_was(
     expected = json.loads((BUNDLE / "expected.json").read_text(encoding="utf-8"))
     events = investigate(load_settings(), _with_unreadable_files(tmp_path), "ci-1", 7, lambda _event: None)
     by_type = {e.event.meta.event_type: e.event for e in events}
-    assert list(by_type) == [
-        "EvaluationReported",
-        "RegressionDetected",
-        "ContextCollected",
-        "DiagnosisCompleted",
-        "RepairProposed",
-        "RepairValidated",
-        "Published",
-    ]
+    assert list(by_type) == [*REPAIRED_INCIDENT_EVENTS]
     assert by_type["DiagnosisCompleted"].payload.hypothesis.value == expected["hypothesis"]
     assert by_type["RepairProposed"].payload.patch.strategy.value == expected["repair_strategy"]
     validation = by_type["RepairValidated"].payload.validation

@@ -48,6 +48,16 @@ __all__ = [
 ]
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+REPAIRED_INCIDENT_EVENTS = (
+    "EvaluationReported",
+    "RegressionDetected",
+    "ContextCollected",
+    "DiagnosisCompleted",
+    "RepairProposed",
+    "RepairValidated",
+    "Published",
+)
+"""The event types of an incident whose repair is validated and published, in the order they are published."""
 
 
 def artifact(content: bytes, media_type: str = "application/octet-stream") -> ArtifactRef:
