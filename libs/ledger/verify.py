@@ -4,8 +4,8 @@ Nothing stored is trusted: each row's columns are checked against the signed eve
 describe, and each event is named when something about it does not hold.
 
 The whole ledger is checked in batches of incidents, each batch read in a few statements; from
-`PARALLEL_FROM` events on, the batches are checked by a pool of processes, one per core (a signature
-check is CPU work that holds the interpreter), each reading its own batches (`verify_pool`).
+`PARALLEL_FROM` events on, the batches are checked in one process per core (a signature check is CPU work that
+holds the interpreter): this one and helpers it starts, each reading the batches it takes (`verify_pool`).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from libs.ledger.tables import GENESIS_HASH
 from libs.signing.keys import KeyRegistry
 
 PARALLEL_FROM = 2_000
-"""Events from which `verify_all` checks in a pool of processes; below, starting the pool costs more than it saves."""
+"""Events from which `verify_all` checks in several processes; below, starting them costs more than it saves."""
 BATCH_EVENTS = 500
 """About how many events one batch of incidents holds."""
 POOL_BATCH_EVENTS = 100
-"""Smaller batches for the pool, so its workers finish together."""
+"""Smaller batches across processes, so that they finish together."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def verify_all(store: LedgerStore, registry: KeyRegistry, *, workers: int | None
     if workers > 1 and len(heads) > 1:
         from libs.ledger.verify_pool import verify_in_pool
 
-        return verify_in_pool(store.url, registry, incident_batches(heads, POOL_BATCH_EVENTS), workers)
+        return verify_in_pool(store, registry, incident_batches(heads, POOL_BATCH_EVENTS), workers)
     return [report for batch in incident_batches(heads) for report in verify_batch(store, batch, registry)]
 
 

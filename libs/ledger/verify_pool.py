@@ -1,10 +1,17 @@
-"""`verify_all` across processes: each worker opens the ledger itself, then reads and checks whole batches of
-incidents, so rows never cross a pipe; only incident ids go out and reports come back, in the ledger's order.
+"""`verify_all` across processes: this process checks batches of incidents itself while `workers - 1` helper
+processes check others, each taking the next unchecked batch from a shared counter and reading it from the ledger
+itself, so rows never cross a pipe; only incident ids go out and reports come back, put in the ledger's order.
 
-Workers are forked when this process runs no other thread (quick, and nothing half-held is copied), else started by
-a fork server. While the pool runs, this process's objects are frozen out of the collector (`gc.freeze`), as Python's
-documentation advises before a fork: a worker's collections never walk what it inherited.
-A worker receives the key registry's public document, never a private key.
+This process takes part (rather than waiting on a pool of `workers` processes) because it would otherwise sit idle
+on one of the cores: on two cores that is one process started instead of two, and half the batches checked where
+nothing is pickled at all.
+
+A helper sends its reports once, when the counter runs out. A helper that dies first (killed, out of memory, its own
+error) loses nothing: every batch it took whose reports never arrived is checked again here, where an error that
+is the batch's own is then raised. Helpers are forked when this process runs no other thread (quick, and nothing
+half-held is copied), else started by a fork server. While they run, this process's objects are frozen out of the
+collector (`gc.freeze`), as Python's documentation advises before a fork: a helper's collections never walk what it
+inherited. A helper receives the key registry's public document, never a private key.
 """
 
 from __future__ import annotations
@@ -12,32 +19,102 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from multiprocessing.sharedctypes import Synchronized
 
 from libs.ledger.store import LedgerStore
 from libs.ledger.verify import VerificationReport, verify_batch
 from libs.signing.keys import KeyRegistry
 
-_worker: dict[str, Any] = {}
+Checked = dict[int, list[VerificationReport]]
+"""Reports by the index of the batch they answer."""
 
 
-def verify_in_pool(url: str, registry: KeyRegistry, batches: list[list[str]], workers: int) -> list[VerificationReport]:
-    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-    gc.freeze()  # a forked worker's collections then skip everything it inherited, and leave those pages shared
+def verify_in_pool(
+    store: LedgerStore,
+    registry: KeyRegistry,
+    batches: Sequence[Sequence[str]],
+    workers: int,
+    *,
+    context: BaseContext | None = None,
+) -> list[VerificationReport]:
+    """The reports of every batch, in the batches' order. `context`: how helpers start (default: fork when this
+    process runs no other thread, else a fork server)."""
+    context = context or multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    taken: Synchronized[int] = context.Value("q", 0)
+    helpers: list[tuple[BaseProcess, Connection]] = []
+    gc.freeze()  # a forked helper's collections then skip everything it inherited, and leave those pages shared
     try:
-        with ProcessPoolExecutor(
-            min(workers, len(batches)), mp_context=context, initializer=_start, initargs=(url, registry.to_document())
-        ) as pool:
-            return [report for reports in pool.map(_verify, batches) for report in reports]
+        for _ in range(min(workers, len(batches)) - 1):
+            receiving, sending = context.Pipe(duplex=False)
+            helper = context.Process(  # type: ignore[attr-defined]
+                target=_help,
+                args=(store.url, registry.to_document(), batches, taken, sending),
+                daemon=True,
+                name="ledger-verify",
+            )
+            helper.start()
+            sending.close()  # this process keeps only the receiving end: a dead helper then reads as EOF
+            helpers.append((helper, receiving))
+        checked = _check_until_none_left(store, registry, batches, taken)
+        for helper, receiving in helpers:
+            checked.update(_received(receiving))
+            helper.join()
     finally:
+        for helper, receiving in helpers:
+            if helper.is_alive():
+                helper.terminate()
+                helper.join()
+            receiving.close()
         gc.unfreeze()
+    for index in range(len(batches)):
+        if index not in checked:  # taken by a helper that died before it reported
+            checked[index] = verify_batch(store, batches[index], registry)
+    return [report for index in range(len(batches)) for report in checked[index]]
 
 
-def _start(url: str, registry_document: dict[str, object]) -> None:
-    _worker["store"] = LedgerStore(url)
-    _worker["registry"] = KeyRegistry.from_document(registry_document)
+def _check_until_none_left(
+    store: LedgerStore, registry: KeyRegistry, batches: Sequence[Sequence[str]], taken: Synchronized[int]
+) -> Checked:
+    checked: Checked = {}
+    while (index := _take(taken)) < len(batches):
+        checked[index] = verify_batch(store, batches[index], registry)
+    return checked
 
 
-def _verify(incident_ids: list[str]) -> list[VerificationReport]:
-    return verify_batch(_worker["store"], incident_ids, _worker["registry"])
+def _take(taken: Synchronized[int]) -> int:
+    with taken.get_lock():
+        index = taken.value
+        taken.value = index + 1
+    return index
+
+
+def _received(receiving: Connection) -> Checked:
+    try:
+        checked: Checked = receiving.recv()
+    except (EOFError, OSError):  # the helper died before it reported: its batches are checked again
+        return {}
+    return checked
+
+
+def _help(
+    url: str,
+    registry_document: dict[str, object],
+    batches: Sequence[Sequence[str]],
+    taken: Synchronized[int],
+    sending: Connection,
+) -> None:
+    """A helper process: check batches until none is left, then send their reports in one message."""
+    store = LedgerStore(url)
+    try:
+        checked = _check_until_none_left(store, KeyRegistry.from_document(registry_document), batches, taken)
+    except Exception:  # its batches are checked again by the process that started it, which raises the error
+        return  # itself if it is the batch's own: a traceback here would only say it twice
+    else:
+        sending.send(checked)
+    finally:
+        sending.close()
+        store.close()

@@ -1,14 +1,22 @@
-"""Verifying the whole ledger in batches and in a pool of processes finds exactly what one process checking one
-incident at a time finds, in the same order, tampered rows included."""
+"""Verifying the whole ledger in batches and across processes finds exactly what one process checking one
+incident at a time finds, in the same order, tampered rows included; a helper process that dies loses nothing."""
 
 from __future__ import annotations
 
 import base64
 import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from libs.ledger import LedgerStore, verify_all, verify_incident
+import pytest
+
+from libs.ledger import LedgerStore, verify_all, verify_incident, verify_pool
 from libs.ledger.rows import IncidentHead
-from libs.ledger.verify import incident_batches
+from libs.ledger.verify import VerificationReport, incident_batches, verify_batch
+from libs.signing.keys import KeyRegistry
 from tests.support.sample_events import (
     SampleKeys,
     abstained_incident,
@@ -71,3 +79,134 @@ def test_batches_keep_the_incidents_order_and_hold_about_the_asked_events() -> N
 
     assert [i for batch in batches for i in batch] == [h.incident_id for h in heads]
     assert batches == [["i0", "i1"], ["i2", "i3"], ["i4", "i5"]]
+
+
+class CheckedBatches:
+    """Replaces `verify_batch` in `verify_pool` (inherited by forked helpers): writes which process took which batch
+    to a file, lets a helper act on its n-th batch, and holds this process's first batch until a helper has taken
+    `helper_batches` batches, so that helpers surely take part whatever the machine's load."""
+
+    def __init__(self, record: Path, helper_batches: int, helper_act: Callable[[int], None] | None = None) -> None:
+        self.record, self.helper_batches, self.helper_act = record, helper_batches, helper_act
+        self.parent = os.getpid()
+
+    def __call__(
+        self, store: LedgerStore, incident_ids: Sequence[str], registry: KeyRegistry
+    ) -> list[VerificationReport]:
+        with self.record.open("a") as out:
+            out.write(f"{os.getpid()} {incident_ids[0]}\n")
+        if os.getpid() != self.parent:
+            if self.helper_act is not None:
+                self.helper_act(len(self.taken_by_helpers()))
+        elif len(self.taken_by(self.parent)) == 1:
+            deadline = time.monotonic() + 60
+            while len(self.taken_by_helpers()) < self.helper_batches and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return verify_batch(store, incident_ids, registry)
+
+    def lines(self) -> list[tuple[int, str]]:
+        return [(int(pid), first) for pid, first in (line.split() for line in self.record.read_text().splitlines())]
+
+    def taken_by(self, pid: int) -> list[str]:
+        return [first for who, first in self.lines() if who == pid]
+
+    def taken_by_helpers(self) -> list[str]:
+        return [first for who, first in self.lines() if who != self.parent]
+
+
+def _small_batches(store: LedgerStore) -> list[list[str]]:
+    batches = incident_batches(store.incidents(), events=1)  # one incident a batch
+    assert len(batches) == 12
+    return batches
+
+
+def _dies(on_batch: int) -> Callable[[int], None]:
+    def act(taken: int) -> None:
+        if taken == on_batch:
+            os._exit(3)
+
+    return act
+
+
+def _raises(on_batch: int) -> Callable[[int], None]:
+    def act(taken: int) -> None:
+        if taken == on_batch:
+            raise RuntimeError("the helper's database went away")
+
+    return act
+
+
+def test_this_process_and_a_helper_split_the_batches_and_report_in_the_ledgers_order(
+    store: LedgerStore, keys: SampleKeys, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ledger(store, keys)
+    _tamper(store, attacker)
+    batches = _small_batches(store)
+    in_process = verify_all(store, keys.registry, workers=1)
+    checks = CheckedBatches(tmp_path / "taken", helper_batches=2)
+    monkeypatch.setattr(verify_pool, "verify_batch", checks)
+
+    split = verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+
+    assert split == in_process
+    assert len(checks.taken_by_helpers()) >= 2 and checks.taken_by(checks.parent) != []
+    assert sorted(first for _, first in checks.lines()) == sorted(b[0] for b in batches)  # each batch checked once
+
+
+@pytest.mark.parametrize("helper_act", [_dies(2), _raises(2)], ids=["killed", "raises"])
+def test_the_batches_of_a_helper_that_stops_before_it_reports_are_checked_here(
+    store: LedgerStore,
+    keys: SampleKeys,
+    attacker: Attacker,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    helper_act: Callable[[int], None],
+) -> None:
+    _ledger(store, keys)
+    _tamper(store, attacker)
+    batches = _small_batches(store)
+    in_process = verify_all(store, keys.registry, workers=1)
+    checks = CheckedBatches(tmp_path / "taken", helper_batches=2, helper_act=helper_act)
+    monkeypatch.setattr(verify_pool, "verify_batch", checks)
+
+    split = verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+
+    assert split == in_process
+    lost = checks.taken_by_helpers()
+    assert len(lost) == 2  # it checked its first batch and stopped on its second: neither was reported
+    assert sorted(checks.taken_by(checks.parent)) == sorted(b[0] for b in batches)  # so this process checked all
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_an_error_of_the_batch_itself_is_raised_here(
+    store: LedgerStore, keys: SampleKeys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ledger(store, keys)
+    batches = _small_batches(store)
+    unreadable = batches[3][0]
+
+    def check(store: LedgerStore, incident_ids: Sequence[str], registry: KeyRegistry) -> list[VerificationReport]:
+        if incident_ids[0] == unreadable:
+            raise RuntimeError(f"cannot read {unreadable}")
+        return verify_batch(store, incident_ids, registry)
+
+    monkeypatch.setattr(verify_pool, "verify_batch", check)
+
+    with pytest.raises(RuntimeError, match="cannot read"):
+        verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+
+
+def test_helpers_started_by_a_fork_server_report_the_same(
+    store: LedgerStore, keys: SampleKeys, attacker: Attacker
+) -> None:
+    """The path taken when this process runs other threads: what a helper receives must cross a pickle."""
+    _ledger(store, keys)
+    _tamper(store, attacker)
+    in_process = verify_all(store, keys.registry, workers=1)
+
+    split = verify_pool.verify_in_pool(
+        store, keys.registry, _small_batches(store), 2, context=multiprocessing.get_context("forkserver")
+    )
+
+    assert split == in_process
