@@ -26,8 +26,8 @@ def revert_closure(units: Sequence[ChangeUnit], minimal: Sequence[int], base: Pa
         base_text, candidate_text = _read(Path(base) / path), _read(Path(candidate) / path)
         if base_text is None or candidate_text is None:
             continue
-        defined = _module_names(base_text)
-        missing = {name: lines for name, lines in defined.items() if name not in _module_names(candidate_text)}
+        kept = _module_names(candidate_text)
+        missing = {name: lines for name, lines in _module_names(base_text).items() if name not in kept}
         lines = base_text.splitlines()
         others = [u for u in units if u.path == path and u.kind == "edit" and u.id not in chosen]
         changed = True

@@ -23,6 +23,7 @@ METHOD = (
 def read_columns_evidence(trees: Iterable[Path], columns: set[str], label: str) -> Evidence:
     uses: dict[str, set[str]] = defaultdict(set)
     files: dict[str, set[str]] = defaultdict(set)
+    by_text: dict[bytes, list[tuple[str, str]]] = {}  # a file both revisions hold alike is parsed once
     for tree in trees:
         for path in sorted(tree.rglob("*.py")):
             relative = path.relative_to(tree).as_posix()
@@ -30,7 +31,13 @@ def read_columns_evidence(trees: Iterable[Path], columns: set[str], label: str) 
                 continue
             if is_test_or_documentation(relative):
                 continue
-            for name, use in column_mentions(path, columns):
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                continue
+            if raw not in by_text:
+                by_text[raw] = text_mentions(raw, columns)
+            for name, use in by_text[raw]:
                 uses[name].add(use)
                 files[name].add(relative)
     read = sorted(name for name in uses if name != label)
@@ -50,24 +57,25 @@ def read_columns_evidence(trees: Iterable[Path], columns: set[str], label: str) 
     )
 
 
-def column_mentions(path: Path, columns: set[str]) -> list[tuple[str, str]]:
+def text_mentions(raw: bytes, columns: set[str]) -> list[tuple[str, str]]:
+    """(column, use) for each string constant of a Python file (as read, UTF-8) that names a column, in the order
+    ``ast.walk`` meets them; none when the file does not parse."""
     try:
-        tree = parse_module(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        tree = parse_module(raw.decode("utf-8"))
+    except (SyntaxError, UnicodeDecodeError):
         return []
     docstrings = _docstring_nodes(tree)
-    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Constant) or id(node) in docstrings:
-            continue
-        if isinstance(node.value, str) and node.value in columns:
-            found.append((node.value, _use(node, parents)))
+    for parent in ast.walk(tree):  # each node's children in order, parents in walk order: the walk's own order
+        for node in ast.iter_child_nodes(parent):
+            if not isinstance(node, ast.Constant) or id(node) in docstrings:
+                continue
+            if isinstance(node.value, str) and node.value in columns:
+                found.append((node.value, _use(parent)))
     return found
 
 
-def _use(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
-    parent = parents.get(node)
+def _use(parent: ast.AST) -> str:
     if isinstance(parent, ast.Subscript):
         return "subscript"
     if isinstance(parent, ast.Call | ast.keyword):
