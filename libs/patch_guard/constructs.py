@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from libs.patch_guard.dotted_names import is_or_is_under
+
 Category = Literal[
     "code_execution", "process", "network", "native_code", "deserialisation", "file_write", "interpreter_state"
 ]
@@ -107,7 +109,7 @@ MODULE_ALIASES = {"posix": "os", "nt": "os", "_io": "io", "np": "numpy", "pd": "
 def forbidden_category(qualified: str) -> Category | None:
     """The category of a forbidden qualified name, or None."""
     for category, names in FORBIDDEN_NAMES.items():
-        if qualified in names or any(qualified.startswith(f"{name}.") for name in names):
+        if is_or_is_under(qualified, names):
             return category
     for category, prefixes in FORBIDDEN_PREFIXES.items():
         if qualified.startswith(prefixes):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from libs.patch_guard.dotted_names import is_or_is_under
+
 RefusedCategory = Literal[
     "rebinding",
     "exit",
@@ -69,6 +71,6 @@ REFUSED_ATTRIBUTES: dict[str, RefusedCategory] = {
 def refused_category(qualified: str) -> RefusedCategory | None:
     """The category of a refused qualified name, or None."""
     for category, names in REFUSED_NAMES.items():
-        if qualified in names or any(qualified.startswith(f"{name}.") for name in names):
+        if is_or_is_under(qualified, names):
             return category
     return None
