@@ -13,6 +13,7 @@ limits and the report says so.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import time
@@ -244,11 +245,12 @@ class CommandCgroup:
                 if (folder / "cgroup.kill").exists():
                     _write(folder / "cgroup.kill", "1")
         deadline = time.monotonic() + EMPTY_TIMEOUT_S
+        delays = (min(POLL_S, 0.001 * 2**n) for n in itertools.count())  # killed processes leave within a few ms
         while (members := self._members()) and time.monotonic() < deadline:
             for pid in members:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            time.sleep(POLL_S)
+            time.sleep(next(delays))
 
     def remove(self) -> None:
         self.close_descriptors()

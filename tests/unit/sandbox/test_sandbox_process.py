@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from libs.sandbox.process import (
     command_group_nice,
     resolve_program,
     resource_limits,
+    run_limited,
     session_group_nice,
 )
 
@@ -76,3 +78,38 @@ def test_a_session_in_the_root_group_still_sets_its_commands_group_below(tmp_pat
     group = tmp_path / "autogroup"
     group.write_text("", encoding="ascii")
     assert command_group_nice(session_group_nice(str(group)), 10) == b"10"
+
+
+def _no_pidfd(_pid: int) -> int:
+    raise OSError(38, "Function not implemented")
+
+
+CLOSES_ITS_OUTPUT = "import os, time; os.close(1); os.close(2); time.sleep({sleep}); raise SystemExit({code})"
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no-pidfd"])
+def test_a_command_that_closes_its_output_is_waited_for_until_it_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
+    if not pidfd:
+        monkeypatch.setattr(os, "pidfd_open", _no_pidfd)
+    command = [sys.executable, "-c", CLOSES_ITS_OUTPUT.format(sleep=0.3, code=3)]
+
+    outcome = run_limited(command, cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60))
+
+    assert (outcome.returncode, outcome.killed_for, outcome.stdout) == (3, None, b"")
+    assert outcome.duration_s >= 0.3
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no-pidfd"])
+def test_a_command_still_running_after_its_output_closed_is_stopped_at_its_wall_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
+    if not pidfd:
+        monkeypatch.setattr(os, "pidfd_open", _no_pidfd)
+    command = [sys.executable, "-c", CLOSES_ITS_OUTPUT.format(sleep=120, code=0)]
+
+    outcome = run_limited(command, cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=1))
+
+    assert outcome.killed_for == "wall_time"
+    assert outcome.returncode == -9
