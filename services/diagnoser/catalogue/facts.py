@@ -134,10 +134,16 @@ MEASURED_BY: dict[EvidenceKind, tuple[Fact, ...]] = {
         Fact.NO_SPECIFIC_RECOVERY,
         Fact.INPUTS_MOVED_BEYOND_LABEL_MIX,
     ),
+    EvidenceKind.SOURCE_SCHEMA: (Fact.READ_COLUMN_GONE, Fact.READ_COLUMNS_PRESENT, Fact.RENAME_FOUND),
+    EvidenceKind.SOURCE_TYPES: (Fact.NUMERIC_AS_TEXT, Fact.TYPES_UNCHANGED),
+    EvidenceKind.SOURCE_CATEGORIES: (Fact.UNSEEN_CATEGORIES, Fact.CATEGORIES_KNOWN),
+    EvidenceKind.SOURCE_QUALITY: (Fact.QUALITY_DEGRADED, Fact.QUALITY_UNCHANGED),
+    EvidenceKind.SOURCE_DRIFT: (Fact.SOURCE_SHIFTED, Fact.SOURCE_STABLE),
     EvidenceKind.LABEL_SHIFT: (Fact.LABEL_SHIFTED, Fact.LABEL_STABLE),
 }
-"""Evidence that may not be available for an incident (no ``features`` command, an experiment not run), and the
-facts it would give: when it is unavailable those facts are unmeasured, neither for nor against."""
+"""Evidence that may not be available for an incident (no ``features`` command, an experiment not run, a window's
+CSV that cannot be read as a table), and the facts it would give: when it is unavailable those facts are unmeasured,
+neither for nor against."""
 
 
 def unmeasured_facts(evidence: list[Evidence]) -> frozenset[Fact]:
@@ -195,6 +201,8 @@ def _feature_drift(item: Evidence) -> dict[Fact, float]:
 
 
 def _source_schema(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available", True):
+        return {}
     gone = item.values["read_columns_gone"]
     renamed = {candidate["old"] for candidate in item.values["rename_candidates"]} & set(gone)
     return {
@@ -214,16 +222,22 @@ def _schema_history(item: Evidence) -> dict[Fact, float]:
 
 
 def _source_types(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available", True):
+        return {}
     retyped = item.values["retyped"]
     as_numbers = 1.0 if item.values["text_numeric_columns"] else 0.5 if retyped else 0.0
     return {Fact.NUMERIC_AS_TEXT: as_numbers, Fact.TYPES_UNCHANGED: float(not retyped)}
 
 
 def _source_categories(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available", True):
+        return {}
     return {Fact.UNSEEN_CATEGORIES: item.strength, Fact.CATEGORIES_KNOWN: float(item.strength == 0)}
 
 
 def _source_quality(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available", True):
+        return {}
     return {Fact.QUALITY_DEGRADED: item.strength, Fact.QUALITY_UNCHANGED: float(item.strength == 0)}
 
 
@@ -240,6 +254,8 @@ def _assertions(item: Evidence) -> dict[Fact, float]:
 
 
 def _source_drift(item: Evidence) -> dict[Fact, float]:
+    if not item.values.get("available", True):
+        return {}
     return {Fact.SOURCE_SHIFTED: item.strength, Fact.SOURCE_STABLE: 1.0 - item.strength}
 
 
