@@ -27,6 +27,7 @@ from services.diagnoser.extractors.lineage_relevance import lineage_relevance_ev
 from services.diagnoser.extractors.read_columns import read_columns_evidence
 from services.diagnoser.extractors.schema_history import schema_history_evidence
 from services.diagnoser.extractors.source_categories import source_categories_evidence
+from services.diagnoser.extractors.source_data_unavailable import source_data_unavailable
 from services.diagnoser.extractors.source_drift import source_drift_evidence
 from services.diagnoser.extractors.source_quality import source_quality_evidence
 from services.diagnoser.extractors.source_schema import source_schema_evidence
@@ -34,6 +35,7 @@ from services.diagnoser.extractors.source_types import source_types_evidence
 from services.diagnoser.feature_evidence import feature_evidence_beside
 from services.diagnoser.feature_modules import feature_files
 from services.diagnoser.inputs import CounterfactualMetrics, IncidentInputs
+from services.diagnoser.profiling.frames import UnreadableWindows, readable_columns, window_files
 from services.diagnoser.profiling.windows import all_columns, profile_windows, relevant_columns
 from services.diagnoser.trials.counterfactual_cells import run_counterfactual_cells
 
@@ -69,9 +71,13 @@ def collect_incident_evidence(
     metrics = counterfactual_metrics(inputs)
     counterfactual = counterfactual_evidence(metrics, inputs.gate)
     location = drop_location(counterfactual, thresholds)
+    unreadable: UnreadableWindows | None = None
     with tempfile.TemporaryDirectory(prefix="modelguard-experiments-") as scratch:
         isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, Path(scratch))
-        localisation = _localise(inputs, metrics, location, thresholds, Path(scratch), logged_renames(inputs))
+        try:
+            localisation = _localise(inputs, metrics, location, thresholds, Path(scratch), logged_renames(inputs))
+        except UnreadableWindows as error:  # read before any trial runs
+            localisation, unreadable = None, error
     harmless = frozenset(isolation.dropped_paths) if isolation is not None else frozenset()
     evidence = [
         counterfactual,
@@ -82,7 +88,7 @@ def collect_incident_evidence(
         config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes, harmless),
         data_interventions_evidence(localisation, thresholds.ks_drift)
         if localisation is not None
-        else data_interventions_unavailable(_why_not(inputs, location, "data")),
+        else data_interventions_unavailable(str(unreadable) if unreadable else _why_not(inputs, location, "data")),
     ]
     data, features = feature_evidence_beside(inputs, thresholds, lambda: _data_evidence(inputs, thresholds))
     evidence.extend(data)
@@ -196,9 +202,17 @@ def counterfactual_metrics(inputs: IncidentInputs) -> CounterfactualMetrics:
 
 
 def _data_evidence(inputs: IncidentInputs, thresholds: DiagnosisPolicy) -> list[Evidence]:
-    label = inputs.workspace.label
-    pairs = profile_windows(inputs.approval, inputs.incident, thresholds.numeric_parse_rate, thresholds.max_categories)
-    read = read_columns_evidence((inputs.base_dir, inputs.candidate_dir), all_columns(pairs), label)
+    """The columns the code reads, then what the windows' cells show; when a window's CSV cannot be read as a
+    table, the columns are looked for among the header rows that can be read and the rest is unavailable."""
+    label, trees = inputs.workspace.label, (inputs.base_dir, inputs.candidate_dir)
+    try:
+        pairs = profile_windows(
+            inputs.approval, inputs.incident, thresholds.numeric_parse_rate, thresholds.max_categories
+        )
+    except UnreadableWindows as unreadable:
+        headers = readable_columns(window_files(inputs.approval, inputs.incident))
+        return [read_columns_evidence(trees, headers, label), *source_data_unavailable(unreadable, label)]
+    read = read_columns_evidence(trees, all_columns(pairs), label)
     read_names = list(read.values["columns"])
     columns = relevant_columns(pairs, read_names, label)
     schema = source_schema_evidence(pairs, columns, thresholds)

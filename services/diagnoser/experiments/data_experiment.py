@@ -30,6 +30,7 @@ from services.diagnoser.experiments.label_mix import grouped_like, label_distanc
 from services.diagnoser.experiments.loss import loss, share
 from services.diagnoser.inputs import CounterfactualMetrics, DataWindow, GateSpec
 from services.diagnoser.profiling.drift import ks_statistic
+from services.diagnoser.profiling.frames import read_window_files, window_files
 from services.diagnoser.profiling.numbers import plain_numbers
 from services.diagnoser.trials.runner import TrialRunner
 from services.diagnoser.trials.trial import Trial
@@ -124,13 +125,14 @@ def localise_data_fault(
 ) -> DataLocalisation | None:
     """None when the base code loses nothing to the data (or the cells are missing). ``logged_renames`` are the
     renames DataHub recorded (old -> new): a rename the data alone cannot pair is tried too. ``declared``: the
-    workspace's null fills and categorical defaults, which the repairs use where given."""
+    workspace's null fills and categorical defaults, which the repairs use where given. ``UnreadableWindows``
+    (before any trial runs) when a window's CSV cannot be read as a table."""
     if metrics.base_on_approval is None or metrics.base_on_incident is None:
         return None
     data_loss = loss(gate, metrics.base_on_incident) - loss(gate, metrics.base_on_approval)
     if data_loss <= 0:
         return None
-    frames = _Frames(*(_raw(path) for path in (approval.train, approval.eval, incident.train, incident.eval)))
+    frames = _Frames(*read_window_files(window_files(approval, incident), _raw))
     faults = find_faults(frames.approval, frames.incident, label, thresholds, logged_renames or {})
     scored = metrics.scored.get("base_on_incident")
     with tempfile.TemporaryDirectory(dir=scratch, prefix="data-") as folder:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from services.diagnoser.inputs import DataWindow
 from services.diagnoser.profiling.column_profile import ColumnProfile, profile_column
-from services.diagnoser.profiling.frames import read_text_frame
+from services.diagnoser.profiling.frames import read_text_frame, read_window_files, window_files
 from services.diagnoser.profiling.profile_cache import WINDOW_PROFILES
 
 Split = Literal["train", "eval"]
@@ -42,11 +42,15 @@ def profile_windows(
     approval: DataWindow, incident: DataWindow, numeric_parse_rate: float, max_categories: int
 ) -> tuple[ProfiledPair, ...]:
     """(train pair, eval pair), each with every column of both sides profiled (a file profiled before with these
-    thresholds is read from ``WINDOW_PROFILES``)."""
+    thresholds is read from ``WINDOW_PROFILES``). ``UnreadableWindows`` when a file cannot be read as a table."""
+    approval_train, approval_eval, incident_train, incident_eval = read_window_files(
+        window_files(approval, incident), read_text_frame
+    )
+    frames = {"train": (approval_train, incident_train), "eval": (approval_eval, incident_eval)}
     pairs = []
     for split in ("train", "eval"):
         reference_path, current_path = getattr(approval, split), getattr(incident, split)
-        reference, current = read_text_frame(reference_path), read_text_frame(current_path)
+        reference, current = frames[split]
         pairs.append(
             ProfiledPair(
                 split=split,
