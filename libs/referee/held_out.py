@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,30 +59,37 @@ def write_features(evaluation_csv: Path, label: str, features_csv: Path) -> Held
     ``features_csv``; return the labels. Every other cell is copied as its text, unchanged."""
     if Path(evaluation_csv).stat().st_size > MAX_EVALUATION_BYTES:
         raise HeldOutError(f"{evaluation_csv.name} is larger than {MAX_EVALUATION_BYTES} bytes")
-    text = Path(evaluation_csv).read_text(encoding="utf-8")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        text = Path(evaluation_csv).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise HeldOutError(f"{evaluation_csv.name} is not UTF-8 (byte {error.start}: {error.reason})") from None
+    try:
+        return _split(csv.reader(io.StringIO(text, newline="")), evaluation_csv.name, label, Path(features_csv))
+    except csv.Error as error:  # the reader's own refusal (a cell past its size limit: a quote never closed)
+        raise HeldOutError(f"{evaluation_csv.name} cannot be read as CSV: {error}") from None
+
+
+def _split(reader: Iterator[list[str]], name: str, label: str, features_csv: Path) -> HeldLabels:
     header = next(reader, None)
     if not header:
-        raise HeldOutError(f"{evaluation_csv.name} has no header row")
+        raise HeldOutError(f"{name} has no header row")
     if label not in header:
-        raise HeldOutError(f"{evaluation_csv.name} has no label column {label!r}")
+        raise HeldOutError(f"{name} has no label column {label!r}")
     if ROW_ID in header:
-        raise HeldOutError(f"{evaluation_csv.name} already has a column {ROW_ID!r}, the name ModelGuard adds")
+        raise HeldOutError(f"{name} already has a column {ROW_ID!r}, the name ModelGuard adds")
     position, width = header.index(label), len(header)
     labels: list[str] = []
-    with Path(features_csv).open("w", encoding="utf-8", newline="") as handle:
+    with features_csv.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow([ROW_ID, *header[:position], *header[position + 1 :]])
         while batch := list(itertools.islice(reader, ROWS_PER_WRITE)):
             first = len(labels)
             for number, row in enumerate(batch, start=first):
                 if len(row) != width:
-                    raise HeldOutError(
-                        f"{evaluation_csv.name} row {number + 2} has {len(row)} cells, the header {width}"
-                    )
+                    raise HeldOutError(f"{name} row {number + 2} has {len(row)} cells, the header {width}")
             labels.extend(row.pop(position) for row in batch)
             writer.writerows([number, *row] for number, row in enumerate(batch, start=first))
     if not labels:
-        raise HeldOutError(f"{evaluation_csv.name} has no rows")
-    Path(features_csv).chmod(0o644)
+        raise HeldOutError(f"{name} has no rows")
+    features_csv.chmod(0o644)
     return HeldLabels(tuple(labels))

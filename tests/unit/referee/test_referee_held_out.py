@@ -82,3 +82,20 @@ def test_a_short_row_after_many_is_named_by_its_line(tmp_path: Path) -> None:
     source = _csv(tmp_path / "eval.csv", rows)
     with pytest.raises(HeldOutError, match="row 5002 has 1 cells, the header 2"):
         write_features(source, "y", tmp_path / "features.csv")
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        # a quote opened early and never closed: the rest of the file becomes one cell, past the csv module's limit
+        (b'a,y\n"1,0\n' + b"2,1\n" * 40_000, "field larger than field limit"),
+        (b"a,y\n1,0\n2,1\n\xff\xfe,0\n", "not UTF-8"),
+    ],
+    ids=["unterminated-quote", "not-utf-8"],
+)
+def test_a_file_the_csv_reader_refuses_is_refused_with_its_reason(tmp_path: Path, data: bytes, why: str) -> None:
+    source = tmp_path / "eval.csv"
+    source.write_bytes(data)
+    with pytest.raises(HeldOutError, match=why) as refused:
+        write_features(source, "y", tmp_path / "f.csv")
+    assert "eval.csv" in str(refused.value) and str(tmp_path) not in str(refused.value)
