@@ -8,7 +8,7 @@ import json
 import math
 import tempfile
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +177,6 @@ def run_tests(workspace: Path, spec: Mapping[str, Any]) -> TestRun:
         if not junit.is_file():
             raise WorkspaceCommandFailed("tests", "no JUnit report was written", result)
         try:
-            return read_junit_report(junit)
+            return replace(read_junit_report(junit), exit_status=result.returncode)
         except (ValueError, SyntaxError) as error:
             raise WorkspaceCommandFailed("tests", f"unreadable JUnit report: {error}", result) from error

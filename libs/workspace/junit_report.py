@@ -1,7 +1,13 @@
-"""Read test counts from a JUnit XML report (as written by ``pytest --junitxml``)."""
+"""Read test counts from a JUnit XML report (as written by ``pytest --junitxml``).
+
+The report is written where the workspace's own code runs (inside pytest, which runs the tests), so it is one
+witness, not proof: a run passes only when the command's exit status says so too (``TestRun.succeeded``), and a
+report whose counts no run can have (negative, not whole numbers, a time that is not a finite number) is unreadable.
+"""
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +22,8 @@ class TestRun:
     errors: int
     skipped: int
     duration_s: float
+    exit_status: int = 0
+    """The tests command's own exit status (pytest: 0 when every test passed)."""
 
     @property
     def total(self) -> int:
@@ -23,7 +31,7 @@ class TestRun:
 
     @property
     def succeeded(self) -> bool:
-        return self.failed == 0 and self.errors == 0 and self.passed > 0
+        return self.failed == 0 and self.errors == 0 and self.passed > 0 and self.exit_status == 0
 
 
 def read_junit_report(path: Path) -> TestRun:
@@ -35,11 +43,14 @@ def read_junit_report(path: Path) -> TestRun:
     tests = failures = errors = skipped = 0
     duration = 0.0
     for suite in suites:
-        tests += int(suite.get("tests", 0))
-        failures += int(suite.get("failures", 0))
-        errors += int(suite.get("errors", 0))
-        skipped += int(suite.get("skipped", 0))
-        duration += float(suite.get("time", 0.0))
+        tests += _count(suite, "tests")
+        failures += _count(suite, "failures")
+        errors += _count(suite, "errors")
+        skipped += _count(suite, "skipped")
+        time = float(suite.get("time", 0.0))
+        if not math.isfinite(time) or time < 0:
+            raise ValueError(f"{path.name}: a suite's time is {time}")
+        duration += time
     return TestRun(
         passed=tests - failures - errors - skipped,
         failed=failures,
@@ -47,3 +58,10 @@ def read_junit_report(path: Path) -> TestRun:
         skipped=skipped,
         duration_s=round(duration, 3),
     )
+
+
+def _count(suite: ElementTree.Element, name: str) -> int:
+    count = int(suite.get(name, 0))
+    if count < 0:
+        raise ValueError(f"a suite's {name} is negative ({count})")
+    return count

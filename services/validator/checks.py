@@ -140,8 +140,11 @@ def _test_values(name: str, workspace: Path, spec: Mapping[str, Any], extra: dic
     except COMMAND_ERRORS as error:
         return _result(name, False, f"the tests did not run: {error}", {**extra, **_limit_of(error)})
     values = {**extra, "passed": run.passed, "failed": run.failed, "errors": run.errors, "skipped": run.skipped}
-    ok = run.failed == 0 and run.errors == 0 and run.passed > 0
-    return _result(name, ok, f"{run.passed} passed, {run.failed} failed, {run.errors} errors", values)
+    detail = f"{run.passed} passed, {run.failed} failed, {run.errors} errors"
+    if run.exit_status != 0 and run.failed == 0 and run.errors == 0:  # the report says nothing failed, and the
+        values["exit_status"] = run.exit_status  # workspace's code can write over it: the exit status disagrees
+        detail += f", but the tests command exited with status {run.exit_status}"
+    return _result(name, run.succeeded, detail, values)
 
 
 def check_targeted_tests(workspace: Path, changed: Sequence[str], spec: WorkspacePolicy) -> CheckResult:

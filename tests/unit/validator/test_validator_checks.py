@@ -18,6 +18,7 @@ from services.validator.checks import (
     check_integrity,
     check_invalid_values,
     check_source_unchanged,
+    check_tests,
     within_tolerance,
 )
 from services.validator.sandbox import apply_patch, sandbox_copy
@@ -190,3 +191,28 @@ def test_the_data_check_allows_what_the_approved_code_gives_on_the_same_rows(tmp
     more = check_invalid_values(workspace, data, spec, tmp_path / "s2", approved_invalid_total=0)
     assert not more.passed and more.values["new"] == {"b": 1}
     assert not check_invalid_values(workspace, data, spec, tmp_path / "s3").passed  # nothing tolerated
+
+
+FAILING_TEST_WITH_A_FORGED_REPORT = {
+    "tests/test_model.py": "def test_scores():\n    assert False\n",
+    "tests/conftest.py": (
+        "import atexit, sys\n\n"
+        "def _claim_success():\n"
+        "    with open(sys.argv[sys.argv.index('--junitxml') + 1], 'w') as out:\n"
+        '        out.write(\'<testsuite tests="1" failures="0" errors="0" skipped="0" time="0.1"/>\')\n\n'
+        "def pytest_unconfigure(config):\n"
+        "    atexit.register(_claim_success)\n"
+    ),
+}
+
+
+def test_the_tests_check_fails_when_the_report_says_passed_and_pytest_says_failed(tmp_path: Path) -> None:
+    for name, text in FAILING_TEST_WITH_A_FORGED_REPORT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+
+    result = check_tests(tmp_path, workspace_policy(timeout_s=60, tests=PYTEST))
+
+    assert (result.values["passed"], result.values["failed"], result.values["exit_status"]) == (1, 0, 1)
+    assert not result.passed
+    assert result.detail == "1 passed, 0 failed, 0 errors, but the tests command exited with status 1"

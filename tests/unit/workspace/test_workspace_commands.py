@@ -150,6 +150,48 @@ def test_run_tests_counts_collection_errors(tmp_path: Path) -> None:
     assert run.errors == 1 and run.passed == 0
 
 
+FORGED_REPORT = """\
+import atexit, os, sys
+
+def _claim_success():
+    junit = next(arg.split("=", 1)[-1] for arg in sys.argv if "junit" in arg)
+    junit = sys.argv[sys.argv.index("--junitxml") + 1] if "--junitxml" in sys.argv else junit
+    with open(junit, "w") as out:
+        out.write('<testsuites><testsuite tests="3" failures="0" errors="0" skipped="0" time="0.1"/></testsuites>')
+
+def pytest_unconfigure(config):
+    atexit.register(_claim_success)  # after pytest has written its own report
+"""
+
+
+def test_a_report_that_counts_no_failure_does_not_pass_a_run_whose_tests_failed(tmp_path: Path) -> None:
+    """The workspace's own code runs inside pytest and can write over its report; pytest's exit status is the other
+    witness: a run passes only when both say so."""
+    root = workspace(tmp_path / "ws", {"tests/test_sample.py": TESTS, "tests/conftest.py": FORGED_REPORT})
+    run = run_tests(root, SPEC)
+    assert (run.passed, run.failed, run.errors) == (3, 0, 0)  # what the forged report says
+    assert run.exit_status == 1
+    assert not run.succeeded
+
+
+@pytest.mark.parametrize(
+    ("suite", "why"),
+    [
+        ('tests="3" failures="-2"', "negative"),
+        ('tests="-1"', "negative"),
+        ('tests="2" time="nan"', "time"),
+        ('tests="2" time="inf"', "time"),
+        ('tests="two"', "invalid literal"),
+    ],
+)
+def test_a_report_with_counts_no_run_has_is_unreadable(tmp_path: Path, suite: str, why: str) -> None:
+    root = workspace(tmp_path / "ws", {})
+    report = f"<testsuites><testsuite {suite}/></testsuites>"
+    spec = {**SPEC, "tests": ["python", "-c", f"import sys; open(sys.argv[1], 'w').write({report!r})", "{junit}"]}
+    with pytest.raises(WorkspaceCommandFailed, match=f"unreadable JUnit report: .*{why}"):
+        run_tests(root, spec)
+
+
 def test_a_run_without_report_fails(tmp_path: Path) -> None:
     root = workspace(tmp_path / "ws", {})
     spec = {**SPEC, "tests": ["python", "-c", "import sys; sys.exit('no pytest here')"]}
