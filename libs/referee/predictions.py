@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,13 @@ def read_predictions(path: Path, rows: int) -> np.ndarray:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise MalformedPredictions("the predictions file is not UTF-8 text") from error
-    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _values(csv.reader(io.StringIO(text, newline="")), rows)
+    except csv.Error as error:  # the reader's own refusal (a cell past its size limit: a quote never closed)
+        raise MalformedPredictions(f"the predictions file is not CSV: {error}") from None
+
+
+def _values(reader: Iterator[list[str]], rows: int) -> np.ndarray:
     header = tuple(cell.strip() for cell in next(reader, ()))
     if sorted(header) != sorted(HEADER):
         raise MalformedPredictions(f"the header must be {','.join(HEADER)} (got {len(header)} column(s))")

@@ -72,6 +72,25 @@ def test_a_revision_whose_predict_fails_is_a_referee_failure_with_its_reason(tmp
         detect(broken, policy, store, referee)
 
 
+HOSTILE_PREDICT = """\
+import argparse
+parser = argparse.ArgumentParser()
+for name in ("--train", "--features", "--output"):
+    parser.add_argument(name)
+args = parser.parse_args()
+with open(args.output, "w") as out:  # a quote opened and never closed: one cell past the csv module's limit
+    out.write('row_id,prediction\\n0,"0.9\\n' + "1,0.9\\n" * 30_000)
+"""
+
+
+def test_predictions_the_csv_reader_refuses_are_a_referee_failure_with_their_reason(tmp_path: Path) -> None:
+    bundle = make_tiny_bundle(tmp_path / "bundle", candidate="candidate", contract="predict")
+    (bundle / "workspace" / "candidate" / "predict.py").write_text(HOSTILE_PREDICT, encoding="utf-8")
+    evaluation, policy, store, referee = _reported(tmp_path, "candidate", bundle=bundle)
+    with pytest.raises(RefereeFailed, match=r"candidate revision could not be refereed.*not CSV: field larger"):
+        detect(evaluation, policy, store, referee)
+
+
 def test_a_revision_whose_environment_is_refused_ends_the_incident_as_an_outcome(tmp_path: Path) -> None:
     """Not a dead letter: the detector says which revision, which declaration and why."""
     bundle = make_tiny_bundle(tmp_path / "bundle", candidate="candidate", contract="predict")

@@ -32,6 +32,9 @@ def test_predictions_in_any_order_are_read_by_row_id(tmp_path: Path) -> None:
         ("row_id,prediction\n0,high\n1,0.2\n", "not a number"),
         ("row_id,prediction\nx,0.1\n1,0.2\n", "not an integer"),
         ("", "header must be"),
+        # a quote opened and never closed: the rest of the file is one cell, past the csv module's size limit
+        ('row_id,prediction\n0,"0.1\n' + "1,0.2\n" * 30_000, "not CSV: field larger than field limit"),
+        ('"row_id' + "x" * 200_000 + "\n", "not CSV: field larger than field limit"),
     ],
 )
 def test_what_breaks_the_contract_fails_with_its_reason(tmp_path: Path, text: str, why: str) -> None:
