@@ -30,3 +30,21 @@ def test_clean_matrix_has_no_invalid_values(tmp_path: Path) -> None:
 def test_matrix_without_header_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         count_invalid_values(write(tmp_path / "empty.csv", ""))
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        # written by the workspace's features command: a quote never closed runs past the csv module's size limit
+        (b'a,b\n1,"2\n' + b"3,4\n" * 40_000, "cannot be read as CSV: field larger than field limit"),
+        (b"a,b\n1,2\n\xff,3\n", "not UTF-8"),
+    ],
+    ids=["unterminated-quote", "not-utf-8"],
+)
+def test_a_matrix_the_csv_reader_refuses_is_a_value_error_with_its_reason(
+    tmp_path: Path, data: bytes, why: str
+) -> None:
+    features = tmp_path / "features.csv"
+    features.write_bytes(data)
+    with pytest.raises(ValueError, match=why):
+        count_invalid_values(features)
