@@ -61,6 +61,9 @@ def _finite_float(text: str) -> float:
 
 
 def strict_loads(data: bytes | str) -> Any:
-    """Parse JSON, refusing NaN and Infinity, which Python's json accepts by default, and numbers too large for a
-    float, which it reads as infinity."""
-    return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
+    """Parse JSON, refusing NaN and Infinity, which Python's json accepts by default, numbers too large for a
+    float, which it reads as infinity, and nesting deeper than the parser's recursion can go."""
+    try:
+        return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:  # the parser recurses per level: bytes from outside must not crash their reader
+        raise ValueError("not valid JSON here: nested too deeply to read") from None

@@ -92,7 +92,10 @@ def parse_evaluation_output(
     lines = [line for line in stdout.splitlines() if line.strip()]
     if not lines:
         raise ValueError("evaluation printed nothing")
-    document = json.loads(lines[-1], parse_constant=_refuse_non_finite)
+    try:
+        document = json.loads(lines[-1], parse_constant=_refuse_non_finite)
+    except RecursionError:  # the parser recurses per level
+        raise ValueError("evaluation output is nested too deeply to read") from None
     if not isinstance(document, dict):
         raise ValueError("evaluation output must be a JSON object")
     if set(document) - {"metrics", "rows"}:

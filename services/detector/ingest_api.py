@@ -125,7 +125,7 @@ def ingestion_app(ports: IngestPorts) -> Starlette:
             return _unauthorized()
         try:
             body = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser's depth
             return _error(422, 'the body must be JSON: {"model_urn": "urn:li:mlModel:...", "policy": "<YAML>"}')
         if not isinstance(body, dict) or set(body) != {"model_urn", "policy"}:
             return _error(422, "the body must have exactly model_urn and policy")

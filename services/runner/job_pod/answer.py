@@ -66,7 +66,7 @@ def read_status(path: Path) -> dict[str, Any] | None:
     """The launcher's status, when it reads as one (the command could have rewritten it: bounds are checked)."""
     try:
         status = json.loads(_read_capped(path, 64 * 1024) or b"null")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser's depth
         return None
     if not isinstance(status, dict):
         return None

@@ -147,6 +147,11 @@ def test_the_policy_endpoint_answers_every_case_in_one_line(tmp_path: Path) -> N
         assert post({"model_urn": MODEL, "policy": _policy(0.02)}, {}).status_code == 401
         assert post({"model_urn": MODEL}).json() == {"error": "the body must have exactly model_urn and policy"}
         assert post({"model_urn": "urn:li:dataset:x", "policy": ""}).status_code == 422
+        deep = httpx.post(f"{ingestion.url}/model-policies", content="[" * 50_000, headers=auth, timeout=30)
+        assert (deep.status_code, deep.json()["error"]) == (
+            422,
+            'the body must be JSON: {"model_urn": "urn:li:mlModel:...", "policy": "<YAML>"}',
+        )
         wide = post({"model_urn": MODEL, "policy": _policy(0.2)})
         assert wide.status_code == 422 and "wider than the central policy's onboarding.max_tolerance" in wide.text
         hostile = post({"model_urn": MODEL, "policy": _policy(0.02) + "sandbox: {allow_unconfined: true}\n"})

@@ -18,3 +18,11 @@ def test_what_canonical_json_cannot_write_is_refused(text: str | bytes) -> None:
 def test_every_finite_number_reads_and_writes_again(text: str) -> None:
     document = strict_loads(text)
     assert strict_loads(canonical_bytes(document)) == document
+
+
+@pytest.mark.parametrize("text", ['{"a": ' * 50_000 + "1" + "}" * 50_000, "[" * 50_000 + "]" * 50_000])
+def test_json_nested_past_the_parsers_depth_is_refused_as_invalid(text: str) -> None:
+    """Python's json parser recurses per level: past its limit it raises RecursionError, which no caller of a
+    parser expects; the bytes come from outside (DataHub, a file), so they are invalid JSON with the reason."""
+    with pytest.raises(ValueError, match="nested too deeply"):
+        strict_loads(text)

@@ -136,6 +136,7 @@ def test_the_collector_sends_only_regular_files_never_through_a_link(tmp_path: P
         '{"returncode": 999, "duration_s": 1, "cpu_s": 1, "max_rss_bytes": 1, "killed_for": null}',
         '{"returncode": 0, "duration_s": "NaN", "cpu_s": 1, "max_rss_bytes": 1, "killed_for": null}',
         '{"returncode": 0, "duration_s": 1, "cpu_s": 1, "max_rss_bytes": 1, "killed_for": "memory"}',
+        "[" * 30_000 + "]" * 30_000,  # within the 64 KiB cap, past the JSON parser's depth
     ],
 )
 def test_a_status_that_does_not_read_as_the_launchers_is_none(tmp_path: Path, text: str) -> None:

@@ -106,6 +106,7 @@ def test_evaluate_failure_carries_the_stderr_tail(tmp_path: Path, window: DataWi
         '{"metrics": {"f1": NaN}, "rows": {}}',
         '{"metrics": {"f1": Infinity}, "rows": {}}',
         '{"metrics": {"f1": "high"}, "rows": {}}',
+        "[" * 50_000 + "]" * 50_000,  # past the JSON parser's depth: RecursionError, unless refused as unreadable
     ],
 )
 def test_unreadable_evaluation_output_is_refused(stdout: str) -> None:
