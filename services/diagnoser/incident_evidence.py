@@ -5,6 +5,8 @@ and what DataHub logged. The order of the list is stable."""
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,14 +63,18 @@ def collect_incident_evidence(
 ) -> IncidentEvidence:
     """``generated_globs``: the central policy's ``repair.generated_paths``."""
     base, candidate, workspace = Path(inputs.base_dir), Path(inputs.candidate_dir), inputs.workspace
-    diff = diff_trees(base, candidate)
-    changed = diff.changed_paths()
-    on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
-    generated = {
-        **generated_files(base, changed, generated_globs),
-        **generated_files(candidate, changed, generated_globs),
-    }
-    metrics = counterfactual_metrics(inputs)
+    # the counterfactual's four runs are the workspace's commands: the diff is read while they run (in a copy of
+    # this thread's context, so their spans and log lines keep the incident's)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="counterfactual") as runs:
+        measuring = runs.submit(copy_context().run, counterfactual_metrics, inputs)
+        diff = diff_trees(base, candidate)
+        changed = diff.changed_paths()
+        on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
+        generated = {
+            **generated_files(base, changed, generated_globs),
+            **generated_files(candidate, changed, generated_globs),
+        }
+        metrics = measuring.result()
     counterfactual = counterfactual_evidence(metrics, inputs.gate)
     location = drop_location(counterfactual, thresholds)
     unreadable: UnreadableWindows | None = None
