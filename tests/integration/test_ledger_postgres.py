@@ -12,6 +12,8 @@ import pytest
 
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, replay, verify_all, verify_checkpoints, verify_incident, write_checkpoint
+from libs.ledger.verify import incident_batches
+from libs.ledger.verify_pool import verify_in_pool
 from tests.support.postgres import fresh_schema, libpq_url, postgres_server
 from tests.support.sample_events import (
     PRODUCERS,
@@ -148,3 +150,22 @@ def test_processes_appending_to_one_incident_keep_one_chain(store: LedgerStore, 
     assert [r.position for r in rows] == sorted(r.position for r in rows)
     report = verify_incident(store, sample_incident_id("pg-race"), keys.registry)
     assert report.ok, report.problems
+
+
+def test_the_whole_ledger_audited_across_processes_finds_what_one_process_finds(
+    store: LedgerStore, keys: SampleKeys
+) -> None:
+    """The auditing process and a helper it forks each open the PostgreSQL ledger themselves and take batches
+    from one counter; the reports are those of one process checking one incident at a time, tampering included."""
+    for n in range(8):
+        for signed in (repaired_incident if n % 2 else abstained_incident)(keys, f"pg-pool-{n}"):
+            store.append(signed)
+    _sql(store, "ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_no_change")
+    _sql(store, "UPDATE ledger_events SET producer = 'publisher' WHERE position = 5")
+    one_by_one = [verify_incident(store, head.incident_id, keys.registry) for head in store.incidents()]
+
+    batches = incident_batches(store.incidents(), events=1)  # one incident a batch
+    split = verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+
+    assert len(batches) == 8 and split == one_by_one
+    assert [r.ok for r in split].count(False) == 1
