@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -31,6 +31,7 @@ from libs.signing.keys import KeyRegistry
 
 Checked = dict[int, list[VerificationReport]]
 """Reports by the index of the batch they answer."""
+BatchCheck = Callable[[LedgerStore, Sequence[str], KeyRegistry], list[VerificationReport]]
 
 
 def verify_in_pool(
@@ -40,9 +41,11 @@ def verify_in_pool(
     workers: int,
     *,
     context: BaseContext | None = None,
+    check: BatchCheck = verify_batch,
 ) -> list[VerificationReport]:
     """The reports of every batch, in the batches' order. `context`: how helpers start (default: fork when this
-    process runs no other thread, else a fork server)."""
+    process runs no other thread, else a fork server). `check`: what checks a batch (a module-level function, as a
+    fork server's helper receives it by name)."""
     context = context or multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
     taken: Synchronized[int] = context.Value("q", 0)
     helpers: list[tuple[BaseProcess, Connection]] = []
@@ -52,14 +55,14 @@ def verify_in_pool(
             receiving, sending = context.Pipe(duplex=False)
             helper = context.Process(  # type: ignore[attr-defined]
                 target=_help,
-                args=(store.url, registry.to_document(), batches, taken, sending),
+                args=(store.url, registry.to_document(), batches, taken, sending, check),
                 daemon=True,
                 name="ledger-verify",
             )
             helper.start()
             sending.close()  # this process keeps only the receiving end: a dead helper then reads as EOF
             helpers.append((helper, receiving))
-        checked = _check_until_none_left(store, registry, batches, taken)
+        checked = _check_until_none_left(store, registry, batches, taken, check)
         for helper, receiving in helpers:
             checked.update(_received(receiving))
             helper.join()
@@ -72,16 +75,20 @@ def verify_in_pool(
         gc.unfreeze()
     for index in range(len(batches)):
         if index not in checked:  # taken by a helper that died before it reported
-            checked[index] = verify_batch(store, batches[index], registry)
+            checked[index] = check(store, batches[index], registry)
     return [report for index in range(len(batches)) for report in checked[index]]
 
 
 def _check_until_none_left(
-    store: LedgerStore, registry: KeyRegistry, batches: Sequence[Sequence[str]], taken: Synchronized[int]
+    store: LedgerStore,
+    registry: KeyRegistry,
+    batches: Sequence[Sequence[str]],
+    taken: Synchronized[int],
+    check: BatchCheck,
 ) -> Checked:
     checked: Checked = {}
     while (index := _take(taken)) < len(batches):
-        checked[index] = verify_batch(store, batches[index], registry)
+        checked[index] = check(store, batches[index], registry)
     return checked
 
 
@@ -106,11 +113,12 @@ def _help(
     batches: Sequence[Sequence[str]],
     taken: Synchronized[int],
     sending: Connection,
+    check: BatchCheck,
 ) -> None:
     """A helper process: check batches until none is left, then send their reports in one message."""
     store = LedgerStore(url)
     try:
-        checked = _check_until_none_left(store, KeyRegistry.from_document(registry_document), batches, taken)
+        checked = _check_until_none_left(store, KeyRegistry.from_document(registry_document), batches, taken, check)
     except Exception:  # its batches are checked again by the process that started it, which raises the error
         return  # itself if it is the batch's own: a traceback here would only say it twice
     else:

@@ -155,7 +155,7 @@ def test_processes_appending_to_one_incident_keep_one_chain(store: LedgerStore, 
 def test_the_whole_ledger_audited_across_processes_finds_what_one_process_finds(
     store: LedgerStore, keys: SampleKeys
 ) -> None:
-    """The auditing process and a helper it forks each open the PostgreSQL ledger themselves and take batches
+    """The auditing process and a helper it starts each open the PostgreSQL ledger themselves and take batches
     from one counter; the reports are those of one process checking one incident at a time, tampering included."""
     for n in range(8):
         for signed in (repaired_incident if n % 2 else abstained_incident)(keys, f"pg-pool-{n}"):
@@ -165,7 +165,7 @@ def test_the_whole_ledger_audited_across_processes_finds_what_one_process_finds(
     one_by_one = [verify_incident(store, head.incident_id, keys.registry) for head in store.incidents()]
 
     batches = incident_batches(store.incidents(), events=1)  # one incident a batch
-    split = verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+    split = verify_in_pool(store, keys.registry, batches, 2)
 
     assert len(batches) == 8 and split == one_by_one
     assert [r.ok for r in split].count(False) == 1

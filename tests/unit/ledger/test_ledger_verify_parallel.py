@@ -8,7 +8,7 @@ import json
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -82,11 +82,12 @@ def test_batches_keep_the_incidents_order_and_hold_about_the_asked_events() -> N
 
 
 class CheckedBatches:
-    """Replaces `verify_batch` in `verify_pool` (inherited by forked helpers): writes which process took which batch
-    to a file, lets a helper act on its n-th batch, and holds this process's first batch until a helper has taken
-    `helper_batches` batches, so that helpers surely take part whatever the machine's load."""
+    """A batch check (`verify_batch`, passed to the helpers as `check`) that writes which process took which batch
+    to a file, has a helper act on its n-th batch, and holds this process's first batch until helpers have taken
+    `helper_batches`, so that they surely take part whatever the machine's load. Picklable: a fork server's helper
+    receives it."""
 
-    def __init__(self, record: Path, helper_batches: int, helper_act: Callable[[int], None] | None = None) -> None:
+    def __init__(self, record: Path, helper_batches: int, helper_act: HelperAct | None = None) -> None:
         self.record, self.helper_batches, self.helper_act = record, helper_batches, helper_act
         self.parent = os.getpid()
 
@@ -114,63 +115,85 @@ class CheckedBatches:
         return [first for who, first in self.lines() if who != self.parent]
 
 
+class HelperAct:
+    """What a helper does on its `on_batch`-th batch."""
+
+    def __init__(self, on_batch: int) -> None:
+        self.on_batch = on_batch
+
+    def __call__(self, taken: int) -> None:
+        if taken == self.on_batch:
+            self.act()
+
+    def act(self) -> None: ...
+
+
+class Dies(HelperAct):
+    def act(self) -> None:
+        os._exit(3)
+
+
+class Raises(HelperAct):
+    def act(self) -> None:
+        raise RuntimeError("the helper's database went away")
+
+
+class FailsOn:
+    """A batch check whose batch starting with `incident` cannot be read, in any process."""
+
+    def __init__(self, incident: str) -> None:
+        self.incident = incident
+
+    def __call__(
+        self, store: LedgerStore, incident_ids: Sequence[str], registry: KeyRegistry
+    ) -> list[VerificationReport]:
+        if incident_ids[0] == self.incident:
+            raise RuntimeError(f"cannot read {self.incident}")
+        return verify_batch(store, incident_ids, registry)
+
+
 def _small_batches(store: LedgerStore) -> list[list[str]]:
     batches = incident_batches(store.incidents(), events=1)  # one incident a batch
     assert len(batches) == 12
     return batches
 
 
-def _dies(on_batch: int) -> Callable[[int], None]:
-    def act(taken: int) -> None:
-        if taken == on_batch:
-            os._exit(3)
-
-    return act
-
-
-def _raises(on_batch: int) -> Callable[[int], None]:
-    def act(taken: int) -> None:
-        if taken == on_batch:
-            raise RuntimeError("the helper's database went away")
-
-    return act
-
-
+@pytest.mark.parametrize("start", ["default", "forkserver"])
 def test_this_process_and_a_helper_split_the_batches_and_report_in_the_ledgers_order(
-    store: LedgerStore, keys: SampleKeys, attacker: Attacker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: LedgerStore, keys: SampleKeys, attacker: Attacker, tmp_path: Path, start: str
 ) -> None:
+    """`default`: forked when this process runs no other thread, else from a fork server (the path taken when it
+    runs others, where what a helper receives crosses a pickle)."""
     _ledger(store, keys)
     _tamper(store, attacker)
     batches = _small_batches(store)
     in_process = verify_all(store, keys.registry, workers=1)
     checks = CheckedBatches(tmp_path / "taken", helper_batches=2)
-    monkeypatch.setattr(verify_pool, "verify_batch", checks)
+    context = multiprocessing.get_context("forkserver") if start == "forkserver" else None
 
-    split = verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+    split = verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=context, check=checks)
 
     assert split == in_process
     assert len(checks.taken_by_helpers()) >= 2 and checks.taken_by(checks.parent) != []
     assert sorted(first for _, first in checks.lines()) == sorted(b[0] for b in batches)  # each batch checked once
 
 
-@pytest.mark.parametrize("helper_act", [_dies(2), _raises(2)], ids=["killed", "raises"])
+@pytest.mark.parametrize("helper_act", [Dies(2), Raises(2)], ids=["killed", "raises"])
 def test_the_batches_of_a_helper_that_stops_before_it_reports_are_checked_here(
     store: LedgerStore,
     keys: SampleKeys,
     attacker: Attacker,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
-    helper_act: Callable[[int], None],
+    helper_act: HelperAct,
 ) -> None:
     _ledger(store, keys)
     _tamper(store, attacker)
     batches = _small_batches(store)
     in_process = verify_all(store, keys.registry, workers=1)
     checks = CheckedBatches(tmp_path / "taken", helper_batches=2, helper_act=helper_act)
-    monkeypatch.setattr(verify_pool, "verify_batch", checks)
 
-    split = verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
+    split = verify_pool.verify_in_pool(store, keys.registry, batches, 2, check=checks)
 
     assert split == in_process
     lost = checks.taken_by_helpers()
@@ -179,34 +202,9 @@ def test_the_batches_of_a_helper_that_stops_before_it_reports_are_checked_here(
     assert "Traceback" not in capfd.readouterr().err
 
 
-def test_an_error_of_the_batch_itself_is_raised_here(
-    store: LedgerStore, keys: SampleKeys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_error_of_the_batch_itself_is_raised_here(store: LedgerStore, keys: SampleKeys) -> None:
     _ledger(store, keys)
     batches = _small_batches(store)
-    unreadable = batches[3][0]
-
-    def check(store: LedgerStore, incident_ids: Sequence[str], registry: KeyRegistry) -> list[VerificationReport]:
-        if incident_ids[0] == unreadable:
-            raise RuntimeError(f"cannot read {unreadable}")
-        return verify_batch(store, incident_ids, registry)
-
-    monkeypatch.setattr(verify_pool, "verify_batch", check)
 
     with pytest.raises(RuntimeError, match="cannot read"):
-        verify_pool.verify_in_pool(store, keys.registry, batches, 2, context=multiprocessing.get_context("fork"))
-
-
-def test_helpers_started_by_a_fork_server_report_the_same(
-    store: LedgerStore, keys: SampleKeys, attacker: Attacker
-) -> None:
-    """The path taken when this process runs other threads: what a helper receives must cross a pickle."""
-    _ledger(store, keys)
-    _tamper(store, attacker)
-    in_process = verify_all(store, keys.registry, workers=1)
-
-    split = verify_pool.verify_in_pool(
-        store, keys.registry, _small_batches(store), 2, context=multiprocessing.get_context("forkserver")
-    )
-
-    assert split == in_process
+        verify_pool.verify_in_pool(store, keys.registry, batches, 2, check=FailsOn(batches[3][0]))
