@@ -32,6 +32,12 @@ from libs.signing.keys import KeyRegistry
 Checked = dict[int, list[VerificationReport]]
 """Reports by the index of the batch they answer."""
 BatchCheck = Callable[[LedgerStore, Sequence[str], KeyRegistry], list[VerificationReport]]
+COUNTER_WAIT_S = 30.0
+"""Longest wait for the batch counter's lock, which is held only while an index is read and moved on."""
+
+
+class CounterLost(RuntimeError):
+    """The batch counter cannot be taken any more: the audit stops instead of waiting for ever."""
 
 
 def verify_in_pool(
@@ -93,9 +99,16 @@ def _check_until_none_left(
 
 
 def _take(taken: Synchronized[int]) -> int:
-    with taken.get_lock():
+    """The next batch's index. The counter's lock is held for a moment; a helper killed in that moment would hold it
+    for good, so a wait of `COUNTER_WAIT_S` ends the audit with that reason rather than hanging it."""
+    lock = taken.get_lock()
+    if not lock.acquire(timeout=COUNTER_WAIT_S):
+        raise CounterLost(f"the batch counter stayed locked for {COUNTER_WAIT_S:g} s: a helper died holding it")
+    try:
         index = taken.value
         taken.value = index + 1
+    finally:
+        lock.release()
     return index
 
 

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Sequence
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,22 @@ def test_an_error_of_the_batch_itself_is_raised_here(store: LedgerStore, keys: S
 
     with pytest.raises(RuntimeError, match="cannot read"):
         verify_pool.verify_in_pool(store, keys.registry, batches, 2, check=FailsOn(batches[3][0]))
+
+
+def _hold_and_die(taken: Synchronized[int]) -> None:
+    taken.get_lock().acquire()
+    os._exit(9)
+
+
+def test_a_counter_left_locked_by_a_dead_helper_ends_the_audit_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    context = multiprocessing.get_context("forkserver")
+    taken: Synchronized[int] = context.Value("q", 0)
+    holder = context.Process(target=_hold_and_die, args=(taken,))
+    holder.start()
+    holder.join()
+    monkeypatch.setattr(verify_pool, "COUNTER_WAIT_S", 0.2)
+
+    with pytest.raises(verify_pool.CounterLost, match="a helper died holding it"):
+        verify_pool._take(taken)
