@@ -64,6 +64,8 @@ def load_bundle(folder: Path) -> Bundle:
         document = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise BundleError(yaml_error_line(spec_path, exc)) from exc
+    except RecursionError:  # PyYAML composes a node per level, recursively
+        raise BundleError(f"{spec_path}: not YAML this reader can take: nested past the parser's limit") from None
     if not isinstance(document, dict):
         raise BundleError(f"{spec_path}: must be a mapping")
     try:

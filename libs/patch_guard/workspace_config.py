@@ -140,6 +140,8 @@ def load_workspace_config(path: Path) -> WorkspaceRepairConfig:
         raise WorkspaceConfigError(f"cannot read {path}: {error.strerror or error}") from error
     except yaml.YAMLError as error:
         raise WorkspaceConfigError(f"{path}: not YAML") from error
+    except RecursionError:  # PyYAML composes a node per level, recursively
+        raise WorkspaceConfigError(f"{path}: not YAML this reader can take: nested past the parser's limit") from None
     if not isinstance(document, dict):
         raise WorkspaceConfigError(f"{path}: not a mapping")
     return workspace_config_from_document(document, str(path))

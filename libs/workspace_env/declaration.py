@@ -79,7 +79,14 @@ def _project_dependencies(project: DeclarationFile) -> list[str]:
         document = tomllib.loads(project.content.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise EnvironmentUnavailable(f"{PROJECT} is not valid TOML: {error}", declaration=PROJECT) from error
-    listed = document.get("project", {}).get("dependencies", [])
+    except RecursionError:  # tomllib reads an array or inline table per level, recursively
+        raise EnvironmentUnavailable(
+            f"{PROJECT} is not TOML this reader can take: nested past the parser's limit", declaration=PROJECT
+        ) from None
+    project_table = document.get("project", {})
+    if not isinstance(project_table, dict):
+        raise EnvironmentUnavailable(f"{PROJECT}: [project] is not a table", declaration=PROJECT)
+    listed = project_table.get("dependencies", [])
     return [str(item) for item in listed] if isinstance(listed, list) else []
 
 

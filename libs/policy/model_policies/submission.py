@@ -67,6 +67,10 @@ def checked_submission(
         document = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         raise SubmissionRefused(f"submitted policy: not YAML: {' '.join(str(exc).split())}") from exc
+    except RecursionError:  # PyYAML composes a node per level, recursively
+        raise SubmissionRefused(
+            "submitted policy: not YAML this reader can take: nested past the parser's limit"
+        ) from None
     if not isinstance(document, dict):
         raise SubmissionRefused("submitted policy: a policy is a mapping")
     foreign = sorted(str(key) for key in document if key not in (*MODEL_SECTIONS, "applies_to"))

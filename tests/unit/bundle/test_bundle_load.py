@@ -39,6 +39,14 @@ def test_a_complete_bundle_loads_with_its_gate_and_workspace_config(tmp_path: Pa
             "links are not allowed",
         ),
         (lambda root: (root / "workspace" / "base" / ".git").mkdir(), "plain files, not a repository"),
+        (
+            lambda root: (root / "bundle.yaml").write_text("format: " + "[" * 5_000 + "]" * 5_000, encoding="utf-8"),
+            r"bundle\.yaml: not YAML this reader can take: nested past the parser's limit",
+        ),
+        (
+            lambda root: (root / "bundle.yaml").write_text("a: " + "{b: " * 3_000 + "1" + "}" * 3_000),
+            r"bundle\.yaml: not YAML this reader can take: nested past the parser's limit",
+        ),
     ],
 )
 def test_a_damaged_bundle_is_refused_with_one_line(tmp_path: Path, damage, message: str) -> None:

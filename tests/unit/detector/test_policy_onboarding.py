@@ -103,6 +103,9 @@ def test_only_models_the_central_policy_names_may_send_a_policy(central: dict[st
         (b"- a list\n", "a policy is a mapping"),
         (b"gate: [unclosed\n", "not YAML"),
         (b"name: " + b"x" * 70_000 + b"\n", "at most 65536 bytes"),
+        (b"gate: " + b"[" * 5_000 + b"]" * 5_000 + b"\n", "nested past the parser's limit"),
+        (b"gate: " + b"{a: " * 3_000 + b"1" + b"}" * 3_000 + b"\n", "nested past the parser's limit"),
+        (b"gate:\n" + b"- " * 5_000 + b"x\n", "nested past the parser's limit"),
     ],
 )
 def test_hostile_or_broken_bytes_are_refused_in_one_line(central: dict[str, Any], raw: bytes, refusal: str) -> None:

@@ -19,6 +19,7 @@ from libs.patch_guard.workspace_config import (
     WorkspaceConfigError,
     WorkspaceRepairConfig,
     entry_point_globs,
+    load_workspace_config,
     workspace_config_from_document,
 )
 from libs.policy.central import DEFAULT_CENTRAL_POLICY
@@ -190,3 +191,17 @@ def test_a_strategy_the_policy_does_not_permit_is_named_with_the_permitted_names
     assert check_strategy(RepairStrategy.REVERT_CHANGE, policy).reason == "'revert_change' is permitted"
     (finding,) = check_strategy("rewrite_everything", policy).findings
     assert finding.detail == "'rewrite_everything' is not in ('guarded_division', 'revert_change')"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["workspace: " + "[" * 5_000 + "]" * 5_000 + "\n", "workspace: " + "{a: " * 3_000 + "1" + "}" * 3_000 + "\n"],
+)
+def test_a_workspace_config_nested_past_the_parser_is_refused_with_the_reason(tmp_path: Path, text: str) -> None:
+    """The config ``modelguard guard`` reads is the workspace's (a bundle.yaml, a model policy): nesting past
+    PyYAML's recursion is a WorkspaceConfigError, which the command reports as unreadable (exit 2)."""
+    path = tmp_path / "bundle.yaml"
+    path.write_text(text)
+    with pytest.raises(WorkspaceConfigError, match="nested past the parser's limit") as raised:
+        load_workspace_config(path)
+    assert "\n" not in str(raised.value)

@@ -86,3 +86,21 @@ def test_a_declaration_that_is_a_link_is_refused(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").symlink_to(tmp_path / "elsewhere.txt")
     with pytest.raises(EnvironmentUnavailable, match="symbolic link"):
         detect_declaration(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ("a = " + "[" * 5_000 + "]" * 5_000 + "\n", "nested past the parser's limit"),
+        ("a = " + "{b = " * 3_000 + "1" + "}" * 3_000 + "\n", "nested past the parser's limit"),
+        ('project = "m"\n', r"\[project\] is not a table"),
+        ("project = [1, 2]\n", r"\[project\] is not a table"),
+    ],
+)
+def test_a_hostile_project_file_is_refused_with_the_reason(tmp_path: Path, text: str, refusal: str) -> None:
+    """A pull request's pyproject.toml: nesting past tomllib's recursion, or a [project] that is not a table, is
+    the declaration refused, not a RecursionError or AttributeError escaping the environment's resolution."""
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(EnvironmentUnavailable, match=refusal) as refused:
+        detect_declaration(tmp_path)
+    assert "\n" not in str(refused.value)
