@@ -25,6 +25,8 @@ from libs.datahub.mcl.wire import decode_confluent, encode_confluent
 from tests.unit.mcl.mcl_test_inputs import Churn, mcl_record
 
 CURRENT_ID, OLDER_ID, BROKEN_ID, PROTOBUF_ID, FAILING_ID = 19, 2, 7, 8, 500
+NESTED_ANSWER_ID, NESTED_SCHEMA_ID, NESTED_FAILURE_ID, NESTED_UNKNOWN_ID = 31, 32, 503, 33
+DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def _older_mcl_schema() -> str:
@@ -45,13 +47,23 @@ class _Registry(BaseHTTPRequestHandler):
         PROTOBUF_ID: (200, {"schema": "syntax = 'proto3';", "schemaType": "PROTOBUF"}),
         FAILING_ID: (500, {"error_code": 50001, "message": "store error"}),
     }
+    raw_answers = {  # what a hostile or broken registry (or whatever answers at its URL) can send
+        NESTED_ANSWER_ID: (200, DEEP),
+        NESTED_SCHEMA_ID: (200, json.dumps({"schema": DEEP})),
+        NESTED_FAILURE_ID: (500, DEEP),
+        NESTED_UNKNOWN_ID: (404, DEEP),
+    }
 
     def do_GET(self) -> None:
         type(self).requests.append(self.path)
         prefix = "/schema-registry/api/schemas/ids/"
         schema_id = int(self.path.removeprefix(prefix)) if self.path.startswith(prefix) else -1
         status, body = self.answers.get(schema_id, (404, {"error_code": 40403, "message": "Schema not found"}))
-        payload = json.dumps(body).encode()
+        if schema_id in self.raw_answers:
+            status, text = self.raw_answers[schema_id]
+            payload = text.encode()
+        else:
+            payload = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
         self.send_header("Content-Length", str(len(payload)))
@@ -138,3 +150,18 @@ def test_the_shipped_schema_is_used_only_when_no_registry_is_configured(registry
     assert isinstance(configured, RegistrySchemaResolver)
     with pytest.raises(UnknownSchemaId):
         configured.resolve(3)
+
+
+def test_a_registry_answer_nested_past_the_parser_is_a_decode_error_or_transient(registry_url: str) -> None:
+    """JSON nested past Python's recursion from the registry: the writer schema cannot be read (a decode error with
+    the reason) and an error answer is still unavailable or unknown, not a RecursionError out of the consumer."""
+    resolver = RegistrySchemaResolver(registry_url)
+    for schema_id in (NESTED_ANSWER_ID, NESTED_SCHEMA_ID):
+        with pytest.raises(MclDecodeError) as caught:
+            decode_confluent(_message(schema_id, shipped_mcl_schema_json()), resolver)
+        assert caught.value.reason == "invalid_writer_schema"
+        assert "nested too deeply" in str(caught.value)
+    with pytest.raises(SchemaRegistryUnavailable, match="HTTP 500"):
+        resolver.resolve(NESTED_FAILURE_ID)
+    with pytest.raises(UnknownSchemaId):
+        resolver.resolve(NESTED_UNKNOWN_ID)
