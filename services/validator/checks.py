@@ -125,11 +125,23 @@ def check_compiles(workspace: Path, changed: Sequence[str], spec: WorkspacePolic
         result = run_command(compile_argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.image)
         if not result.succeeded:
             raise WorkspaceCommandFailed("compile", result.failure_reason or "non-zero exit", result)
-        errors = [str(error) for error in json.loads(result.stdout.strip().splitlines()[-1])]
+        errors = _compile_errors(result.stdout)
     except (*COMMAND_ERRORS, IndexError) as error:
         return _result("compiles", False, f"the compiler did not run: {error}", {"files": files, **_limit_of(error)})
     detail = f"{len(files)} changed Python file(s) compiled" if not errors else "; ".join(errors[:5])
     return _result("compiles", not errors, detail, {"files": files, "errors": errors})
+
+
+def _compile_errors(stdout: str) -> list[str]:
+    """The messages of the compile program's last line: a JSON list of strings. It runs in the workspace's folder,
+    whose own ``json.py`` it would import, so anything else is a ValueError (the compiler did not run)."""
+    try:
+        errors = json.loads(stdout.strip().splitlines()[-1])
+    except RecursionError:  # the parser recurses per level
+        raise ValueError("the compile program's report is nested too deeply to read") from None
+    if not isinstance(errors, list) or not all(isinstance(error, str) for error in errors):
+        raise ValueError("the compile program's report is not a list of messages")
+    return errors
 
 
 def _test_values(name: str, workspace: Path, spec: Mapping[str, Any], extra: dict[str, Any]) -> CheckResult:

@@ -216,3 +216,20 @@ def test_the_tests_check_fails_when_the_report_says_passed_and_pytest_says_faile
     assert (result.values["passed"], result.values["failed"], result.values["exit_status"]) == (1, 0, 1)
     assert not result.passed
     assert result.detail == "1 passed, 0 failed, 0 errors, but the tests command exited with status 1"
+
+
+@pytest.mark.parametrize(
+    "printed",
+    ["5", '{"a": 1}', "[" * 100_000 + "]" * 100_000, "[[1, 2]]", "null"],
+    ids=["a-number", "a-mapping", "nested-past-the-parser", "a-list-of-lists", "null"],
+)
+def test_a_compiler_report_the_workspace_forged_is_a_check_that_did_not_run(tmp_path: Path, printed: str) -> None:
+    """The compile program runs in the workspace's folder, so a json.py of the pull request is the json it imports
+    and prints what it likes: anything but a list of messages is the compiler not having run, not a TypeError or a
+    RecursionError out of the validator."""
+    (tmp_path / "json.py").write_text(f"def dumps(errors):\n    return {printed!r}\n")
+    (tmp_path / "model.py").write_text("X = 1\n")
+    result = check_compiles(tmp_path, ["model.py"], SPEC)
+    assert not result.passed
+    assert result.detail.startswith("the compiler did not run: ")
+    assert "\n" not in result.detail
