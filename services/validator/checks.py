@@ -121,7 +121,8 @@ def check_compiles(workspace: Path, changed: Sequence[str], spec: WorkspacePolic
     if not files:
         return _result("compiles", True, "no Python file changed", {"files": [], "errors": []})
     try:
-        compile_argv = ["python", "-c", COMPILE_PROGRAM, *files]
+        # -I: isolated, so the workspace's folder is not on the path and its own json.py cannot write the report
+        compile_argv = ["python", "-I", "-c", COMPILE_PROGRAM, *files]
         result = run_command(compile_argv, cwd=workspace, timeout_s=_timeout(spec), image=spec.image)
         if not result.succeeded:
             raise WorkspaceCommandFailed("compile", result.failure_reason or "non-zero exit", result)
@@ -133,8 +134,9 @@ def check_compiles(workspace: Path, changed: Sequence[str], spec: WorkspacePolic
 
 
 def _compile_errors(stdout: str) -> list[str]:
-    """The messages of the compile program's last line: a JSON list of strings. It runs in the workspace's folder,
-    whose own ``json.py`` it would import, so anything else is a ValueError (the compiler did not run)."""
+    """The messages of the compile program's last line: a JSON list of strings. It runs in the workspace's folder
+    (isolated, so it imports none of the workspace's modules), and anything else is a ValueError (the compiler did
+    not run)."""
     try:
         errors = json.loads(stdout.strip().splitlines()[-1])
     except RecursionError:  # the parser recurses per level

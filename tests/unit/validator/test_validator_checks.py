@@ -13,6 +13,7 @@ from libs.sandbox.copy import UnsafeWorkspace
 from libs.sandbox.isolation import Isolation
 from services.validator.checks import (
     CheckResult,
+    _compile_errors,
     check_compiles,
     check_gate,
     check_integrity,
@@ -223,13 +224,34 @@ def test_the_tests_check_fails_when_the_report_says_passed_and_pytest_says_faile
     ["5", '{"a": 1}', "[" * 100_000 + "]" * 100_000, "[[1, 2]]", "null"],
     ids=["a-number", "a-mapping", "nested-past-the-parser", "a-list-of-lists", "null"],
 )
-def test_a_compiler_report_the_workspace_forged_is_a_check_that_did_not_run(tmp_path: Path, printed: str) -> None:
-    """The compile program runs in the workspace's folder, so a json.py of the pull request is the json it imports
-    and prints what it likes: anything but a list of messages is the compiler not having run, not a TypeError or a
-    RecursionError out of the validator."""
+def test_a_compiler_report_that_is_not_a_list_of_messages_is_unreadable(printed: str) -> None:
+    """Anything but a list of messages on the compile program's last line is the compiler not having run (a
+    ValueError the check reports), not a TypeError or a RecursionError out of the validator."""
+    with pytest.raises(ValueError, match="compile program's report"):
+        _compile_errors(f"compiling\n{printed}\n")
+
+
+@pytest.mark.parametrize(
+    "printed",
+    ["5", "[" * 100_000 + "]" * 100_000, "[]"],
+    ids=["a-number", "nested-past-the-parser", "nothing-failed"],
+)
+def test_the_compile_program_does_not_import_the_workspaces_json(tmp_path: Path, printed: str) -> None:
+    """The compile program runs in the workspace's folder, isolated (``-I``): a json.py of the pull request is not
+    the json it imports, whatever it prints."""
     (tmp_path / "json.py").write_text(f"def dumps(errors):\n    return {printed!r}\n")
     (tmp_path / "model.py").write_text("X = 1\n")
     result = check_compiles(tmp_path, ["model.py"], SPEC)
+    assert result.passed and result.detail == "1 changed Python file(s) compiled"
+
+
+def test_a_json_module_of_the_workspace_cannot_speak_for_the_compiler(tmp_path: Path) -> None:
+    """The compile program runs in the workspace's folder; a pull request's own json.py, which says every file
+    compiled, must not be the one it imports."""
+    (tmp_path / "json.py").write_text("def dumps(errors):\n    return '[]'\n", encoding="utf-8")
+    (tmp_path / "model.py").write_text("def predict(:\n", encoding="utf-8")
+
+    result = check_compiles(tmp_path, ["model.py"], SPEC)
+
     assert not result.passed
-    assert result.detail.startswith("the compiler did not run: ")
-    assert "\n" not in result.detail
+    assert result.values["errors"][0].startswith("model.py:")
