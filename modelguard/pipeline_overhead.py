@@ -107,11 +107,23 @@ def command_label(argv_text: str) -> str:
         argv = [str(a) for a in ast.literal_eval(argv_text)]
     except (ValueError, SyntaxError):
         return "?"
+    argv = argv[:1] + _without_interpreter_flags(argv[1:])
     if len(argv) >= 3 and argv[1] == "-m":
         return argv[2]
     if len(argv) >= 2 and argv[1] == "-c":
         return "python -c"
     return Path(argv[1]).name if len(argv) >= 2 else (Path(argv[0]).name if argv else "?")
+
+
+INTERPRETER_FLAGS_WITH_A_VALUE = frozenset({"-X", "-W"})
+
+
+def _without_interpreter_flags(arguments: list[str]) -> list[str]:
+    """The arguments from ``-c``, ``-m`` or the script on (``-I``, ``-X utf8`` and the like dropped)."""
+    index = 0
+    while index < len(arguments) and arguments[index].startswith("-") and arguments[index] not in ("-c", "-m"):
+        index += 2 if arguments[index] in INTERPRETER_FLAGS_WITH_A_VALUE else 1
+    return arguments[index:]
 
 
 def union_seconds(intervals: Iterable[tuple[float, float]]) -> float:

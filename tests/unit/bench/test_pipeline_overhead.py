@@ -111,6 +111,8 @@ def test_labels_unions_and_evaluations_measured_twice(tmp_path: Path) -> None:
     assert command_label("('python', 'predict.py', '--train', '/x/train.csv')") == "predict.py"
     assert command_label("('python', '-m', 'pytest', '-q')") == "pytest"
     assert command_label("('python', '-c', 'import json')") == "python -c"
+    assert command_label("('python', '-I', '-c', 'import json', 'a.py')") == "python -c"  # the interpreter's flags
+    assert command_label("('python', '-X', 'utf8', '-m', 'pytest')") == "pytest"
     assert union_seconds([(0, 2), (1, 3), (5, 6)]) == 4
     evaluations = [
         EvaluationSpan("detector", "t", "k1", False),
