@@ -4,7 +4,6 @@ tests. Outputs go outside the workspace so it stays unchanged."""
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from collections.abc import Collection, Mapping
@@ -12,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from libs.canonical_json import strict_loads
 from libs.referee.held_out import HeldOutError, write_features
 from libs.referee.predictions import MalformedPredictions, read_predictions
 from libs.workspace.argv_template import render_argv
@@ -78,10 +78,6 @@ def _run(name: str, workspace: Path, spec: Mapping[str, Any], values: Mapping[st
     return run_command(argv, cwd=Path(workspace), timeout_s=_timeout(spec), image=spec.get("image"))
 
 
-def _refuse_non_finite(token: str) -> float:
-    raise ValueError(f"non-finite number {token} in evaluation output")
-
-
 def parse_evaluation_output(
     stdout: str, allowed_metrics: Collection[str] | None = None
 ) -> tuple[dict[str, float], dict[str, int]]:
@@ -92,10 +88,7 @@ def parse_evaluation_output(
     lines = [line for line in stdout.splitlines() if line.strip()]
     if not lines:
         raise ValueError("evaluation printed nothing")
-    try:
-        document = json.loads(lines[-1], parse_constant=_refuse_non_finite)
-    except RecursionError:  # the parser recurses per level
-        raise ValueError("evaluation output is nested too deeply to read") from None
+    document = strict_loads(lines[-1])  # no NaN, infinity or nesting past the parser: a ValueError
     if not isinstance(document, dict):
         raise ValueError("evaluation output must be a JSON object")
     if set(document) - {"metrics", "rows"}:

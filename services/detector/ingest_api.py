@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from starlette.routing import Route
 
 from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.store import ArtifactCorrupted, ArtifactNotFound, ArtifactStore
+from libs.canonical_json import strict_loads
 from libs.events.codec import SignedEvent
 from libs.policy.model_policies.pins import PinConflict
 from libs.policy.model_policies.submission import NotPermitted, SubmissionRefused
@@ -124,8 +124,8 @@ def ingestion_app(ports: IngestPorts) -> Starlette:
         if not _authorized(request, ports.token):
             return _unauthorized()
         try:
-            body = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser's depth
+            body = strict_loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
             return _error(422, 'the body must be JSON: {"model_urn": "urn:li:mlModel:...", "policy": "<YAML>"}')
         if not isinstance(body, dict) or set(body) != {"model_urn", "policy"}:
             return _error(422, "the body must have exactly model_urn and policy")

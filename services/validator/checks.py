@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from libs.canonical_json import strict_loads
 from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.sandbox.integrity import compare_trees
 from libs.sandbox.isolation import Isolation
@@ -138,9 +139,9 @@ def _compile_errors(stdout: str) -> list[str]:
     (isolated, so it imports none of the workspace's modules), and anything else is a ValueError (the compiler did
     not run)."""
     try:
-        errors = json.loads(stdout.strip().splitlines()[-1])
-    except RecursionError:  # the parser recurses per level
-        raise ValueError("the compile program's report is nested too deeply to read") from None
+        errors = strict_loads(stdout.strip().splitlines()[-1])
+    except ValueError as error:
+        raise ValueError(f"the compile program's report is not JSON: {error}") from None
     if not isinstance(errors, list) or not all(isinstance(error, str) for error in errors):
         raise ValueError("the compile program's report is not a list of messages")
     return errors

@@ -10,6 +10,8 @@ import hashlib
 from datetime import UTC, datetime
 
 from contracts.common import ArtifactRef, GateResult, PolicyRef, WorkspaceRefs
+from contracts.context_snapshot import ContextSnapshot
+from contracts.events.context import ContextCollected
 from contracts.events.evaluation import ClaimedMetrics, EvaluationReported, RegressionDetected
 from libs.events.codec import SignedEvent, seal
 from libs.events.factory import next_event
@@ -36,6 +38,7 @@ __all__ = [
     "SampleKeys",
     "abstained_incident",
     "artifact",
+    "collected",
     "detected",
     "evaluation",
     "gate",
@@ -134,3 +137,18 @@ def detected(keys: Keys, cause: SignedEvent) -> SignedEvent:
     )
     event = next_event(payload, producer="detector", producer_version="test", occurred_at=AT, causes=[cause])
     return seal(event, keys["detector"])
+
+
+def collected(context: ContextSnapshot | None = None) -> ContextCollected:
+    """The diagnoser's input for the toy model: its workspace and gate, and ``context`` (else an empty snapshot)."""
+    context = context or ContextSnapshot(
+        model_urn="urn:li:mlModel:m", provider="file", fetched_at="2025-01-01T00:00:00+00:00"
+    )
+    return ContextCollected(
+        run_id="run-1",
+        workspace=workspace(),
+        policy=PolicyRef(name="toy", artifact=artifact(b"policy")),
+        gate=gate(),
+        context=context,
+        context_digest=context.digest().removeprefix("sha256:"),
+    )

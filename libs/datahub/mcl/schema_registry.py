@@ -16,14 +16,14 @@ Errors are split by what the consumer should do:
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 import fastavro
 import httpx
 
+from libs.canonical_json import strict_loads
 from libs.datahub.mcl.avro_schema import ParsedSchema, shipped_mcl_schema
 from libs.datahub.mcl.decode_error import describe_exception
 
@@ -144,17 +144,9 @@ def schema_resolver_for(
     return ShippedSchemaResolver()
 
 
-def _json(text: str | bytes) -> Any:
-    """``json.loads``; JSON nested past the parser's recursion is a ValueError, as any other JSON it cannot read."""
-    try:
-        return json.loads(text)
-    except RecursionError:  # the parser recurses per level: the registry's bytes must not crash the consumer
-        raise ValueError("not valid JSON here: nested too deeply to read") from None
-
-
 def _parse_registered_schema(schema_id: int, response: httpx.Response) -> ParsedSchema:
     try:
-        body = _json(response.content)
+        body = strict_loads(response.content)
     except ValueError as error:
         raise InvalidRegisteredSchema(schema_id, f"the answer is not JSON: {describe_exception(error)}") from None
     if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
@@ -163,7 +155,7 @@ def _parse_registered_schema(schema_id: int, response: httpx.Response) -> Parsed
     if schema_type != "AVRO":
         raise InvalidRegisteredSchema(schema_id, f"schemaType is {schema_type!r}, not AVRO")
     try:
-        parsed = fastavro.parse_schema(_json(body["schema"]))
+        parsed = fastavro.parse_schema(strict_loads(body["schema"]))
         assert isinstance(parsed, dict), "an MCL schema is an Avro record"
         return parsed
     except Exception as error:  # fastavro raises many types (SchemaParseException, KeyError, TypeError, ...)
@@ -172,7 +164,7 @@ def _parse_registered_schema(schema_id: int, response: httpx.Response) -> Parsed
 
 def _registry_message(response: httpx.Response) -> str:
     try:
-        body = _json(response.content)
+        body = strict_loads(response.content)
     except ValueError:
         return response.text[:200]
     if isinstance(body, dict) and "message" in body:

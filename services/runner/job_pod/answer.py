@@ -19,6 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from libs.canonical_json import strict_loads
 from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.job import pod
 from libs.sandbox.job.report import MECHANISM
@@ -65,8 +66,8 @@ def _number(value: Any, low: float, high: float) -> float | None:
 def read_status(path: Path) -> dict[str, Any] | None:
     """The launcher's status, when it reads as one (the command could have rewritten it: bounds are checked)."""
     try:
-        status = json.loads(_read_capped(path, 64 * 1024) or b"null")
-    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser's depth
+        status = strict_loads(_read_capped(path, 64 * 1024) or b"null")
+    except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(status, dict):
         return None

@@ -10,9 +10,6 @@ import pytest
 from pydantic import ValidationError
 
 from contracts.catalogue import Hypothesis
-from contracts.common import PolicyRef
-from contracts.context_snapshot import ContextSnapshot
-from contracts.events.context import ContextCollected
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from libs.policy.diagnosis import DiagnosisPolicy, central_diagnosis_policy
 from modelguard.audit_rerun import payload_digest
@@ -21,9 +18,8 @@ from services.diagnoser.inputs import IncidentInputs
 from services.diagnoser.markdown_report import render_markdown
 from services.diagnoser.report import diagnosis_event
 from tests.support import toy_repository as toy
-from tests.support.sample_events import artifact, gate, workspace
+from tests.support.sample_events import collected
 
-FETCHED = "2025-01-01T00:00:00+00:00"
 RENAMED = tuple(toy.customers(seed).rename(columns={"visits": "visit_count"}) for seed in (21, 22))
 
 
@@ -76,18 +72,6 @@ def test_every_threshold_is_required() -> None:
     del policy["psi_drift"]
     with pytest.raises(ValidationError, match="psi_drift"):
         DiagnosisPolicy.model_validate(policy)
-
-
-def collected(context: ContextSnapshot | None = None) -> ContextCollected:
-    context = context or ContextSnapshot(model_urn="urn:li:mlModel:m", provider="file", fetched_at=FETCHED)
-    return ContextCollected(
-        run_id="run-1",
-        workspace=workspace(),
-        policy=PolicyRef(name="toy", artifact=artifact(b"policy")),
-        gate=gate(),
-        context=context,
-        context_digest=context.digest().removeprefix("sha256:"),
-    )
 
 
 def test_the_event_carries_hints_counterfactual_location_and_markdown(tmp_path: Path) -> None:

@@ -16,9 +16,6 @@ from typing import Any
 
 import pytest
 
-from contracts.common import PolicyRef
-from contracts.context_snapshot import ContextSnapshot
-from contracts.events.context import ContextCollected
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from libs.canonical_json import canonical_bytes
 from libs.policy.diagnosis import central_diagnosis_policy
@@ -31,7 +28,7 @@ from services.diagnoser.profiling.windows import profile_windows
 from services.diagnoser.report import diagnosis_event
 from services.diagnoser.trials.parallelism import trial_runner
 from tests.support import toy_repository as toy
-from tests.support.sample_events import artifact, gate, workspace
+from tests.support.sample_events import collected
 
 SOURCE_DATA = (
     EvidenceKind.SOURCE_SCHEMA,
@@ -49,18 +46,6 @@ CODE_DROP = CounterfactualMetrics(
     base_on_approval=0.8, base_on_incident=0.8, candidate_on_approval=0.5, candidate_on_incident=0.5
 )
 PLACES = [("incident", "train.csv"), ("incident", "eval.csv"), ("approval", "train.csv"), ("approval", "eval.csv")]
-
-
-def collected() -> ContextCollected:
-    context = ContextSnapshot(model_urn="urn:li:mlModel:m", provider="file", fetched_at="2025-01-01T00:00:00+00:00")
-    return ContextCollected(
-        run_id="run-1",
-        workspace=workspace(),
-        policy=PolicyRef(name="toy", artifact=artifact(b"policy")),
-        gate=gate(),
-        context=context,
-        context_digest=context.digest().removeprefix("sha256:"),
-    )
 
 
 def _good() -> bytes:

@@ -84,15 +84,18 @@ def _no_pidfd(_pid: int) -> int:
     raise OSError(38, "Function not implemented")
 
 
+@pytest.fixture(params=[True, False], ids=["pidfd", "no-pidfd"])
+def exit_watch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit is awaited on the process's pidfd, or (where there is none) in sleeps."""
+    if not request.param:
+        monkeypatch.setattr(os, "pidfd_open", _no_pidfd)
+
+
 CLOSES_ITS_OUTPUT = "import os, time; os.close(1); os.close(2); time.sleep({sleep}); raise SystemExit({code})"
 
 
-@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no-pidfd"])
-def test_a_command_that_closes_its_output_is_waited_for_until_it_exits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
-) -> None:
-    if not pidfd:
-        monkeypatch.setattr(os, "pidfd_open", _no_pidfd)
+@pytest.mark.usefixtures("exit_watch")
+def test_a_command_that_closes_its_output_is_waited_for_until_it_exits(tmp_path: Path) -> None:
     command = [sys.executable, "-c", CLOSES_ITS_OUTPUT.format(sleep=0.3, code=3)]
 
     outcome = run_limited(command, cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60))
@@ -101,12 +104,8 @@ def test_a_command_that_closes_its_output_is_waited_for_until_it_exits(
     assert outcome.duration_s >= 0.3
 
 
-@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no-pidfd"])
-def test_a_command_still_running_after_its_output_closed_is_stopped_at_its_wall_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
-) -> None:
-    if not pidfd:
-        monkeypatch.setattr(os, "pidfd_open", _no_pidfd)
+@pytest.mark.usefixtures("exit_watch")
+def test_a_command_still_running_after_its_output_closed_is_stopped_at_its_wall_time(tmp_path: Path) -> None:
     command = [sys.executable, "-c", CLOSES_ITS_OUTPUT.format(sleep=120, code=0)]
 
     outcome = run_limited(command, cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=1))
