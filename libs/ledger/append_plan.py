@@ -4,7 +4,6 @@ and write the rows it plans, in one transaction."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,11 +37,6 @@ Row = tuple[object, ...]
 _NEW_CHAIN: Head = (0, GENESIS_HASH)
 
 
-def chain_hash(prev_hash: str, envelope: bytes) -> str:
-    """sha256(bytes.fromhex(prev_hash) || envelope): an event's link in its incident's chain."""
-    return hashlib.sha256(bytes.fromhex(prev_hash) + envelope).hexdigest()
-
-
 @dataclass(frozen=True)
 class AppendPlan:
     rows: list[Row]
@@ -60,7 +54,7 @@ class AppendPlan:
                 result = AppendResult(True, positions[step], row[1], row[11], row[2], row[9])  # type: ignore[arg-type]
                 appended[result.event_id] = result
             else:  # a repeat of an earlier event of the batch, or of a stored one
-                result = dataclasses.replace(appended.get(step) or stored[step], appended=False)
+                result = (appended.get(step) or stored[step])._replace(appended=False)
             results.append(result)
         return results
 
@@ -84,9 +78,8 @@ def plan_append(
         seen.add(event_id)
         sequence, prev_hash = heads.get(incident, _NEW_CHAIN)
         envelope = signed.envelope_bytes
-        link = sha256(fromhex(prev_hash))
-        link.update(envelope)
-        event_hash = link.hexdigest()
+        digest = sha256(envelope).digest()
+        event_hash = sha256(fromhex(prev_hash) + digest).hexdigest()  # chain_links.link_hash, inlined
         sequence += 1
         heads[incident] = (sequence, event_hash)
         steps.append(len(rows))
@@ -101,7 +94,7 @@ def plan_append(
                 signed.envelope.signatures[0].keyid,
                 meta.causation_id,
                 envelope.decode("utf-8"),
-                sha256(envelope).hexdigest(),
+                digest.hex(),
                 prev_hash,
                 event_hash,
                 appended_at,

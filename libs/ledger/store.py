@@ -17,7 +17,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from libs.events.codec import SignedEvent
-from libs.ledger.append_plan import chain_hash
 from libs.ledger.appender import Appender, WriterBackend
 from libs.ledger.core_writer import CoreWriter
 from libs.ledger.engine import ledger_engine, writer
@@ -27,7 +26,7 @@ from libs.ledger.schema import create_schema
 from libs.ledger.sqlite_writer import SqliteWriter
 from libs.ledger.tables import LedgerCheckpoint, LedgerEvent
 
-__all__ = ["LedgerStore", "chain_hash"]
+__all__ = ["LedgerStore"]
 
 _EVENTS = LedgerEvent.__table__  # type: ignore[attr-defined]
 _ROW = (

@@ -1,7 +1,8 @@
 """The ledger's two tables. Rows are only ever inserted; the database refuses anything else.
 
-`ledger_events.hash` chains one incident's events: sha256(bytes.fromhex(prev_hash) || envelope bytes),
-with 64 zeros as the `prev_hash` of an incident's first event. `envelope` is the canonical envelope
+`ledger_events.hash` chains one incident's events: sha256(bytes.fromhex(prev_hash) || sha256(envelope bytes)),
+with 64 zeros as the `prev_hash` of an incident's first event (`chain_links`: rows appended before 2026-12-05
+hash the envelope itself in place of its digest). `envelope` is the canonical envelope
 JSON, exactly the bytes that were signed and hashed (ASCII: base64 payload and signatures).
 """
 

@@ -10,15 +10,16 @@ holds the interpreter): this one and helpers it starts, each reading the batches
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from libs.canonical_json import sha256_hex
 from libs.events.codec import MalformedMessage, SignedEvent
+from libs.ledger.chain_links import LinkFormat, link_format
 from libs.ledger.rows import IncidentHead, LedgerRow
-from libs.ledger.store import LedgerStore, chain_hash
+from libs.ledger.store import LedgerStore
 from libs.ledger.stored_envelope import open_stored
 from libs.ledger.tables import GENESIS_HASH
 from libs.signing.keys import KeyRegistry
@@ -102,9 +103,10 @@ def check_incident(rows: Sequence[LedgerRow], registry: KeyRegistry) -> list[Pro
     by_digest = {r.envelope_digest: r for r in rows}
     earlier: dict[str, LedgerRow] = {}
     expected_sequence, expected_prev, previous_position = 1, GENESIS_HASH, 0
+    formats: set[LinkFormat] = set()
     for row in rows:
         raw = row.envelope_bytes  # encoded once: every check below reads it
-        found = [("chain", w) for w in _link_problems(row, raw, expected_sequence, expected_prev)]
+        found = [("chain", w) for w in _link_problems(row, raw, expected_sequence, expected_prev, formats)]
         if row.position <= previous_position:
             found.append(
                 (
@@ -127,15 +129,27 @@ def check_incident(rows: Sequence[LedgerRow], registry: KeyRegistry) -> list[Pro
     return problems
 
 
-def _link_problems(row: LedgerRow, raw: bytes, expected_sequence: int, expected_prev: str) -> list[str]:
+def _link_problems(
+    row: LedgerRow, raw: bytes, expected_sequence: int, expected_prev: str, formats: set[LinkFormat]
+) -> list[str]:
+    """`formats`: the link formats of the incident's rows so far, carried from row to row (`chain_links`)."""
     found: list[str] = []
     if row.sequence != expected_sequence:
         found.append(f"sequence {row.sequence} where {expected_sequence} was expected: an event is missing or extra")
     if row.prev_hash != expected_prev:
         found.append("prev_hash does not equal the hash of the event before it")
-    if chain_hash(row.prev_hash, raw) != row.hash:
-        found.append("hash is not sha256(prev_hash || envelope): the stored envelope or hash was changed")
-    if sha256_hex(raw) != row.envelope_digest:
+    digest = hashlib.sha256(raw).digest()
+    kind = link_format(row.prev_hash, digest, raw, row.hash)
+    if kind is None:
+        found.append("hash is not sha256(prev_hash || sha256(envelope)): the stored envelope or hash was changed")
+    elif kind is LinkFormat.OVER_ENVELOPE and LinkFormat.OVER_DIGEST in formats:
+        found.append(
+            "hash is sha256(prev_hash || envelope), the format of rows appended before 2026-12-05, after a link of "
+            "the current format: a chain never goes back to the old format"
+        )
+    if kind is not None:
+        formats.add(kind)
+    if digest.hex() != row.envelope_digest:
         found.append("envelope_digest is not the sha256 of the stored envelope")
     return found
 

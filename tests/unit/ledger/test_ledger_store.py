@@ -22,7 +22,7 @@ def test_events_chain_per_incident_in_global_order(store: LedgerStore, keys: Sam
     assert rows[0].prev_hash == GENESIS_HASH
     for previous, row, signed in zip([None, *rows], rows, first, strict=False):
         assert row.prev_hash == (previous.hash if previous else GENESIS_HASH)
-        assert row.hash == sha256_hex(bytes.fromhex(row.prev_hash) + signed.envelope_bytes)
+        assert row.hash == sha256_hex(bytes.fromhex(row.prev_hash) + bytes.fromhex(sha256_hex(signed.envelope_bytes)))
         assert row.envelope_bytes == signed.envelope_bytes
         assert row.envelope_digest == signed.digest
         assert row.signer_keyid == keys.keys[signed.event.meta.producer].keyid
