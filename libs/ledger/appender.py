@@ -90,8 +90,9 @@ class Appender:
                 heads = transaction.heads(list({m.incident_id for m in metas if m.event_id not in stored}))
             else:
                 stored = {}
-                heads = self._heads.known(newest, {m.incident_id for m in metas})
-                if len(heads) < len(incidents := {m.incident_id for m in metas}):
+                incidents = {m.incident_id for m in metas}
+                heads = self._heads.known(newest, incidents)
+                if len(heads) < len(incidents):
                     heads.update(transaction.heads([i for i in incidents if i not in heads]))
             plan = plan_append(events, heads, stored, self.backend.timestamp())
             positions = transaction.insert(plan.rows, newest) if plan.rows else []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from libs.ledger.store import LedgerStore
@@ -38,6 +37,6 @@ def test_a_repeat_in_the_batch_or_in_the_ledger_is_a_no_op_naming_the_row_that_h
         stored = store.append_batch(chain[:2])
         again = store.append_batch([chain[1], chain[2], chain[2], chain[0]])
         assert [r.appended for r in again] == [False, True, False, False]
-        assert again[0] == dataclasses.replace(stored[1], appended=False)
+        assert again[0] == stored[1]._replace(appended=False)
         assert again[2].position == again[1].position and again[3].position == stored[0].position
         assert store.count() == 3 and store.append_batch([]) == []
