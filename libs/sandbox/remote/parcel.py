@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.sandbox.remote.tar_headers import CheckedHeader
+
 BLOCK = 1 << 16
 REGULAR = (tarfile.REGTYPE, tarfile.AREGTYPE)
 
@@ -77,7 +79,7 @@ def read_parcel(
     """The manifest's bytes and every other member, copied into the folder ``into``. ``limit_of(name)``: the
     largest size a member of that name may have, None when no member may have that name."""
     try:
-        with tarfile.open(source, mode="r:") as archive:
+        with tarfile.open(source, mode="r:", tarinfo=CheckedHeader) as archive:
             return _read(archive, manifest, manifest_limit, limit_of, max_members, into)
     except ParcelError:
         raise

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.sandbox.remote.protocol import MAX_TREE_BYTES, MAX_TREE_ENTRIES
+from libs.sandbox.remote.tar_headers import CheckedHeader
 
 KINDS = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE)
 
@@ -128,7 +129,7 @@ def unpack_tree(
 ) -> None:
     """Extract the tree tar ``source`` into ``dest`` (created; it must not exist) after checking every member."""
     try:
-        with tarfile.open(source, mode="r:") as archive:
+        with tarfile.open(source, mode="r:", tarinfo=CheckedHeader) as archive:
             members: list[tarfile.TarInfo] = []
             seen: dict[str, bytes] = {}
             total = 0
