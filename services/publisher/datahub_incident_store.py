@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -98,23 +99,30 @@ class GmsIncidentStore:
             return ChannelRejected(message, status)
         return ChannelUnavailable(message)
 
-    def read(self, urn: str) -> IncidentInfoClass | None:
+    def _read(self, urn: str, fetch: Callable[[], A | None]) -> A | None:
         try:
-            return self.graph.get_aspect(urn, IncidentInfoClass)
+            aspect = fetch()
         except (requests.RequestException, OSError, ValueError) as exc:
             raise self._failure("read", urn, exc) from None
+        except Exception as exc:  # the SDK reads GMS's answer as the shape it expects: AttributeError, GraphError...
+            why = f"DataHub GMS read {urn} answered in a shape the publisher cannot read: {type(exc).__name__}: {exc}"
+            raise ChannelRejected(self.redactor.redact(why[:500])) from None
+        if aspect is not None and not aspect.validate():  # the SDK checks a union's type, not a field's
+            raise ChannelRejected(
+                f"DataHub GMS read {urn} answered a {aspect.ASPECT_NAME} that does not fit its schema"
+            )
+        return aspect
+
+    def read(self, urn: str) -> IncidentInfoClass | None:
+        return self._read(urn, lambda: self.graph.get_aspect(urn, IncidentInfoClass))
 
     def read_assertion(self, urn: str) -> AssertionInfoClass | None:
-        try:
-            return self.graph.get_aspect(urn, AssertionInfoClass)
-        except (requests.RequestException, OSError, ValueError) as exc:
-            raise self._failure("read", urn, exc) from None
+        return self._read(urn, lambda: self.graph.get_aspect(urn, AssertionInfoClass))
 
     def read_assertion_run(self, urn: str, run_id: str) -> AssertionRunEventClass | None:
-        try:
-            return self.graph.get_latest_timeseries_value(urn, AssertionRunEventClass, {"runId": run_id})
-        except (requests.RequestException, OSError, ValueError) as exc:
-            raise self._failure("read", urn, exc) from None
+        return self._read(
+            urn, lambda: self.graph.get_latest_timeseries_value(urn, AssertionRunEventClass, {"runId": run_id})
+        )
 
     def write(self, mcp: MetadataChangeProposalWrapper) -> None:
         try:

@@ -14,8 +14,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from libs.canonical_json import strict_loads
 from libs.version import MODELGUARD_VERSION
 from services.publisher.channel_errors import ChannelRejected, ChannelUnavailable
+from services.publisher.github_answers import answer_json, listing_page
 from services.publisher.github_auth import GitHubCredentials
 from services.publisher.github_retry import (
     SERVER_ERRORS,
@@ -37,7 +39,7 @@ class WriteOutcomeUnknown(ChannelUnavailable):
 
 def _short_message(response: httpx.Response) -> str:
     try:
-        document = response.json()
+        document = strict_loads(response.content)
     except ValueError:
         return response.reason_phrase
     if not isinstance(document, dict):
@@ -90,7 +92,7 @@ class GitHubHttp:
     def _exchange(self, path: str, jwt: str) -> dict[str, Any]:
         """A request authenticated as the App itself (for installation tokens)."""
         answer = self._send("POST", path, json=None, params=None, authorization=f"Bearer {jwt}", retry_posts=True)
-        document = answer.json()
+        document = answer_json(answer, f"GitHub POST {path}")
         return document if isinstance(document, dict) else {}
 
     def request(
@@ -157,7 +159,8 @@ class GitHubHttp:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        return self.request("GET", path, params=params).json()
+        response = self.request("GET", path, params=params)
+        return answer_json(response, f"GitHub GET {response.request.url.path}")
 
     def paginate(
         self, path: str, params: Mapping[str, Any] | None = None, items_key: str | None = None
@@ -167,8 +170,8 @@ class GitHubHttp:
         query: Mapping[str, Any] | None = {**(params or {}), "per_page": PAGE_SIZE}
         while url is not None:
             response = self.request("GET", url, params=query)
-            document = response.json()
-            yield from document[items_key] if items_key else document
+            where = f"GitHub GET {response.request.url.path}"
+            yield from listing_page(answer_json(response, where), items_key, where)
             url = response.links.get("next", {}).get("url")
             query = None  # the next link carries its own query
 

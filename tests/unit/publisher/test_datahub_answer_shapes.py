@@ -1,0 +1,76 @@
+"""DataHub GMS answers in a shape the publisher does not read (a list, an aspect that is text, an incident whose
+status is missing, JSON nested past the parser): the incident's DataHub step fails with the reason (a failed
+channel result), never an AttributeError, KeyError, TypeError or RecursionError out of the handler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
+
+from services.publisher.channel_errors import ChannelRejected
+from services.publisher.datahub_channel import DataHubIncidents
+from services.publisher.datahub_incident_store import GmsIncidentStore
+from services.publisher.finding import finding_of
+from services.publisher.publication_links import PublicationLinks
+from services.publisher.render_comment import render_content
+from services.publisher.render_incident import IncidentDraft, render_incidents
+from services.publisher.secret_redaction import SecretRedactor
+from tests.support.fake_datahub_gms import FakeDataHubGms
+from tests.support.loopback_http import Reply, Request
+from tests.unit.publisher.publisher_inputs import INCIDENT, validated_payload
+
+INCIDENT_INFO = "com.linkedin.incident.IncidentInfo"
+
+
+class WrongShapeGms(FakeDataHubGms):
+    """Answers every aspect read with ``answer`` (a JSON document, or raw text)."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def route(self, request: Request) -> Reply:
+        if request.method == "GET" and request.path.startswith("/aspects/"):
+            return Reply(200, self.answer)
+        return super().route(request)
+
+
+@pytest.fixture
+def draft() -> IncidentDraft:
+    finding = finding_of(INCIDENT, validated_payload())
+    return render_incidents(finding, render_content(finding), PublicationLinks(incident_id=INCIDENT), 0, None)[0]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        ["not", "an", "object"],
+        {"aspect": "text"},
+        {"aspect": {INCIDENT_INFO: "text"}},
+        {"aspect": {INCIDENT_INFO: {"type": "OPERATIONAL", "entities": [], "status": "ACTIVE", "created": {}}}},
+        {"aspect": {}},
+        {
+            "aspect": {
+                INCIDENT_INFO: {
+                    "type": "OPERATIONAL",
+                    "entities": [],
+                    "status": {"state": 5, "lastUpdated": {"time": "x", "actor": 7}},
+                    "created": {"time": 1, "actor": "urn:li:corpuser:x"},
+                }
+            }
+        },
+    ],
+    ids=["list", "aspect-text", "info-text", "status-text", "no-info", "field-type"],
+)
+def test_an_incident_read_of_the_wrong_shape_fails_the_step_with_its_reason(draft: IncidentDraft, answer: Any) -> None:
+    gms = WrongShapeGms(answer)
+    with gms:
+        graph = DataHubGraph(DatahubClientConfig(server=gms.base_url, retry_max_times=0))
+        store = GmsIncidentStore(graph, SecretRedactor())
+        with pytest.raises(ChannelRejected, match=f"DataHub GMS read {draft.urn}"):
+            store.read(draft.urn)
+        result = DataHubIncidents(store, dry_run=False).upsert_incident(draft)
+        assert result.status == "failed"
+        assert gms.ingested() == []
