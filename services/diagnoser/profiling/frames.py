@@ -2,7 +2,9 @@
 
 The windows come from outside (a pull request, an upstream extract): a file pandas cannot read as a table (no
 columns, a row longer than the header, an unterminated quote, binary bytes) is named in ``UnreadableWindows``
-with pandas' reason, for the diagnosis to report its data evidence as unavailable rather than stop."""
+with pandas' reason, for the diagnosis to report its data evidence as unavailable rather than stop; so is one
+larger than MAX_WINDOW_FILE_BYTES, which is not read (pandas holds a file of text cells in several times its
+size)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import pandas as pd
 from libs.workspace.data_windows import DataWindow
 
 ERROR_CHARS = 300
+MAX_WINDOW_FILE_BYTES = 512 * 1024 * 1024
+"""As the referee bounds an evaluation file (``libs/referee/held_out.py``) and the stack a windows archive."""
 
 
 def read_text_frame(path: Path) -> pd.DataFrame:
@@ -52,12 +56,18 @@ def window_files(*windows: DataWindow) -> tuple[WindowFile, ...]:
     )
 
 
-def read_window_files(files: Sequence[WindowFile], read: Callable[[Path], pd.DataFrame]) -> list[pd.DataFrame]:
+def read_window_files(
+    files: Sequence[WindowFile], read: Callable[[Path], pd.DataFrame], max_bytes: int = MAX_WINDOW_FILE_BYTES
+) -> list[pd.DataFrame]:
     """Every file read by ``read``, in order; ``UnreadableWindows`` naming each one it cannot read (pandas' parser
-    errors, ``EmptyDataError`` and ``ParserError``, are ValueErrors)."""
+    errors, ``EmptyDataError`` and ``ParserError``, are ValueErrors) or that is larger than ``max_bytes``."""
     frames: list[pd.DataFrame] = []
     unreadable: list[UnreadableFile] = []
     for name, path in files:
+        size = Path(path).stat().st_size
+        if size > max_bytes:
+            unreadable.append(UnreadableFile(name, f"{size} bytes, more than the {max_bytes} a window file may be"))
+            continue
         try:
             frames.append(read(path))
         except ValueError as error:
@@ -71,6 +81,8 @@ def readable_columns(files: Sequence[WindowFile]) -> set[str]:
     """The column names in the header rows pandas can read, of every file (the rows below are not read)."""
     names: set[str] = set()
     for _, path in files:
+        if Path(path).stat().st_size > MAX_WINDOW_FILE_BYTES:  # its first line could be all of it
+            continue
         try:
             header = pd.read_csv(path, dtype=str, nrows=0, encoding="utf-8", encoding_errors="replace")
         except ValueError:

@@ -24,6 +24,7 @@ from services.diagnoser.diagnosis import IncidentDiagnosis, diagnose_inputs
 from services.diagnoser.evidence import EvidenceKind
 from services.diagnoser.inputs import CounterfactualMetrics, DataWindow, IncidentInputs
 from services.diagnoser.markdown_report import render_markdown
+from services.diagnoser.profiling.frames import UnreadableWindows, read_text_frame, read_window_files
 from services.diagnoser.profiling.windows import profile_windows
 from services.diagnoser.report import diagnosis_event
 from services.diagnoser.trials.parallelism import trial_runner
@@ -215,3 +216,21 @@ def test_unavailable_source_data_gives_no_fact_and_leaves_its_facts_unmeasured(t
     assert read_facts(items) == {}
     assert unmeasured_facts(items) == DATA_FACTS - {Fact.DATA_FAULT}
     assert all(item.strength == 0.0 and item.values["available"] is False for item in items)
+
+
+def test_a_window_file_past_the_size_bound_is_unreadable_without_being_read(tmp_path: Path) -> None:
+    small, large = tmp_path / "train.csv", tmp_path / "eval.csv"
+    small.write_text("a,b\n1,2\n")
+    large.write_text("a,b\n" + "1,2\n" * 100)
+    read: list[Path] = []
+
+    def reader(path: Path) -> Any:
+        read.append(path)
+        return read_text_frame(path)
+
+    with pytest.raises(UnreadableWindows) as unreadable:
+        read_window_files([("incident/train.csv", small), ("incident/eval.csv", large)], reader, max_bytes=64)
+    assert unreadable.value.as_dicts() == [
+        {"file": "incident/eval.csv", "error": f"{large.stat().st_size} bytes, more than the 64 a window file may be"}
+    ]
+    assert read == [small]
