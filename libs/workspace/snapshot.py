@@ -10,15 +10,19 @@ import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from libs.tar_headers import CheckedHeader, HeaderRefused
 from libs.workspace.git import git_dir_of, run_git
 
 DIGEST_IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 DEFAULT_MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+MAX_MTIME = 2**62
+"""Seconds either side of 1970 past which ``os.utime`` cannot set a time (a base-256 ustar field can hold 2**87)."""
 
 
 class UnsafeSnapshot(ValueError):
-    """The bytes are not a tar archive, or it holds a member that would land outside the destination or is
-    not a plain file, directory or in-tree symbolic link."""
+    """The bytes are not a tar archive, hold a tar header ``git archive`` never writes (``GitArchiveHeader``), or a
+    member that would land outside the destination, is not a plain file, directory or in-tree symbolic link, or has
+    a modification time no file can have."""
 
 
 def snapshot_commit(repo: Path, sha: str) -> bytes:
@@ -26,6 +30,17 @@ def snapshot_commit(repo: Path, sha: str) -> bytes:
     git_dir = f"--git-dir={git_dir_of(repo)}"
     commit = run_git([git_dir, "rev-parse", "--verify", f"{sha}^{{commit}}"], repo).decode().strip()
     return run_git([git_dir, "archive", "--format=tar", commit], repo)
+
+
+class GitArchiveHeader(CheckedHeader):
+    """The tar headers ``git archive --format=tar`` writes besides ustar ones: a pax global header first, with the
+    commit's id (``comment``) and, for a commit dated past ustar's 2242, its time (``mtime``); a pax header before
+    a member whose name or link target does not fit ustar's fields (``path``, ``linkpath``). The data windows
+    writer (Python's PAX, fixed short names) writes none of them. Anything else is refused as it is read."""
+
+    writer = "git archive and the data windows writer"
+    member_keywords = frozenset({"path", "linkpath"})
+    global_keywords = frozenset({"comment", "mtime"})
 
 
 def _check_member(member: tarfile.TarInfo, dest: Path) -> None:
@@ -37,6 +52,8 @@ def _check_member(member: tarfile.TarInfo, dest: Path) -> None:
     target = (dest / name).resolve()
     if not target.is_relative_to(dest):
         raise UnsafeSnapshot(f"member leaves the destination: {member.name!r}")
+    if not -MAX_MTIME < member.mtime < MAX_MTIME:  # also false for NaN
+        raise UnsafeSnapshot(f"a modification time no file can have in snapshot: {member.name!r} ({member.mtime})")
     if member.islnk():
         raise UnsafeSnapshot(f"hard link in snapshot: {member.name!r}")
     if member.issym():
@@ -56,7 +73,7 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
     dest.mkdir(parents=True, exist_ok=True)
     dest = dest.resolve()
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=GitArchiveHeader) as archive:
             members = archive.getmembers()
             if sum(member.size for member in members if member.isfile()) > max_bytes:
                 raise UnsafeSnapshot(f"snapshot unpacks to more than {max_bytes} bytes")
@@ -66,6 +83,8 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
                 _write_plain(archive, members, dest)
             else:
                 archive.extractall(dest, members=members, filter="data")
+    except HeaderRefused as error:
+        raise UnsafeSnapshot(f"a tar header a snapshot never holds: {error}") from error
     except tarfile.ReadError as error:
         raise UnsafeSnapshot(f"not an uncompressed tar archive ({error})") from error
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from libs.sandbox.remote.tar_headers import CheckedHeader
+from libs.tar_headers import CheckedHeader
 
 BLOCK = 1 << 16
 REGULAR = (tarfile.REGTYPE, tarfile.AREGTYPE)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.sandbox.remote.protocol import MAX_TREE_BYTES, MAX_TREE_ENTRIES
-from libs.sandbox.remote.tar_headers import CheckedHeader
+from libs.tar_headers import CheckedHeader
 
 KINDS = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE)
 

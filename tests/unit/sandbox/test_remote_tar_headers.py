@@ -1,7 +1,7 @@
 """The tar headers the parcel and tree readers take from the other side, attacked below the member level: tarfile
 acts on an extended header (pax, GNU long name, sparse map) inside ``next()``, before either reader sees a member,
 so what it would do with a hostile one (recurse through a chain, parse a huge one in quadratic time, build a
-sparse map as long as the file) is refused there, with the reason, by ``libs/sandbox/remote/tar_headers.py``."""
+sparse map as long as the file) is refused there, with the reason, by ``libs/tar_headers.py``."""
 
 from __future__ import annotations
 
@@ -13,34 +13,9 @@ from pathlib import Path
 import pytest
 
 from libs.sandbox.remote.parcel import ParcelError, read_parcel
-from libs.sandbox.remote.tar_headers import MAX_PAX_BYTES, HeaderRefused, pax_records
 from libs.sandbox.remote.trees import TreeRefused, pack_tree, unpack_tree
-
-END = b"\0" * 2 * tarfile.BLOCKSIZE
-
-
-def _block(header: tarfile.TarInfo, data: bytes = b"") -> bytes:
-    return header.tobuf(tarfile.USTAR_FORMAT) + data + b"\0" * (-len(data) % tarfile.BLOCKSIZE)
-
-
-def _extension(kind: bytes, data: bytes) -> bytes:
-    header = tarfile.TarInfo("././@PaxHeader" if kind == tarfile.XHDTYPE else "././@LongLink")
-    header.type, header.size = kind, len(data)
-    return _block(header, data)
-
-
-def _record(keyword: str, value: str) -> bytes:
-    body = f" {keyword}={value}\n".encode()
-    length = len(body) + 1
-    while len(str(length)) + len(body) != length:
-        length = len(str(length)) + len(body)
-    return str(length).encode() + body
-
-
-def _file(name: str, data: bytes = b"{}") -> bytes:
-    header = tarfile.TarInfo(name)
-    header.size = len(data)
-    return _block(header, data)
+from libs.tar_headers import MAX_PAX_BYTES, HeaderRefused, pax_records
+from tests.support.tar_blocks import END, extension, file_block, record
 
 
 def _read_parcel(path: Path, tmp_path: Path) -> None:
@@ -60,7 +35,7 @@ READER_IDS = ["parcel", "tree"]
 
 @pytest.mark.parametrize(
     "link",
-    [_extension(tarfile.XHDTYPE, _record("path", "a")), _extension(tarfile.GNUTYPE_LONGNAME, b"a\0")],
+    [extension(tarfile.XHDTYPE, record("path", "a")), extension(tarfile.GNUTYPE_LONGNAME, b"a\0")],
     ids=["pax", "gnu-long-name"],
 )
 @pytest.mark.parametrize(("reader", "refusal"), READERS, ids=READER_IDS)
@@ -70,7 +45,7 @@ def test_a_chain_of_extended_headers_is_refused_not_a_recursion_error(
     # tarfile reads the header after an extended header by calling itself: 3,000 of them in a row (3 MB) were a
     # RecursionError, which neither reader caught
     archive = tmp_path / "chain.tar"
-    archive.write_bytes(link * 3000 + _file("answer.json") + END)
+    archive.write_bytes(link * 3000 + file_block("answer.json") + END)
     with pytest.raises(refusal, match=r"extended header|long name"):
         reader(archive, tmp_path)
     assert not (tmp_path / "tree").exists()
@@ -84,7 +59,7 @@ def test_a_pax_header_past_its_bound_is_refused_before_tarfile_parses_it(
     # end of a run of digits: quadratic in the header's size (6 s for 80 KB here, hours for the 4 MB an answer's
     # manifest may take). A pax header ModelGuard writes holds a path and a link target, each at most PATH_MAX.
     archive = tmp_path / "big.tar"
-    archive.write_bytes(_extension(tarfile.XHDTYPE, b"1" * (MAX_PAX_BYTES + 1)) + _file("answer.json") + END)
+    archive.write_bytes(extension(tarfile.XHDTYPE, b"1" * (MAX_PAX_BYTES + 1)) + file_block("answer.json") + END)
     with pytest.raises(refusal, match=f"more than {MAX_PAX_BYTES} bytes"):
         reader(archive, tmp_path)
 
@@ -94,12 +69,14 @@ def test_a_pax_sparse_map_is_refused(tmp_path: Path, reader: Reader, refusal: ty
     # GNU sparse 1.0: tarfile reads the map (one number a line, as many as the first line says) into a list before
     # the member is returned: about 20 bytes of memory a byte of the file, for a member that then reads as zeros
     records = b"".join(
-        _record(keyword, value)
+        record(keyword, value)
         for keyword, value in [("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"), ("GNU.sparse.realsize", "0")]
     )
     archive = tmp_path / "sparse.tar"
     sparse_map = b"1000\n" + b"0\n" * 2000
-    archive.write_bytes(_file("answer.json") + _extension(tarfile.XHDTYPE, records) + _file("stdout", sparse_map) + END)
+    archive.write_bytes(
+        file_block("answer.json") + extension(tarfile.XHDTYPE, records) + file_block("stdout", sparse_map) + END
+    )
     with pytest.raises(refusal, match=r"GNU\.sparse\.major"):
         reader(archive, tmp_path)
     assert not (tmp_path / "tree").exists()
