@@ -33,6 +33,7 @@ from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
 from libs.settings import Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
+from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
 from modelguard.broker_restart import republish_once, run_broker_restart
 from modelguard.chaos import run_chaos
@@ -65,13 +66,15 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
-    """The snapshot with one more file, naming the incident: the same code, another tree."""
+    """The snapshot with one more file, naming the incident: the same code, another tree. Written as ``git archive``
+    writes it (what ``extract_snapshot`` takes): the global header once, first, and not in each member's header."""
     out = io.BytesIO()
     with (
-        tarfile.open(fileobj=io.BytesIO(artifacts.get(snapshot)), mode="r:") as given,
-        tarfile.open(fileobj=out, mode="w:") as made,
+        tarfile.open(fileobj=io.BytesIO(artifacts.get(snapshot)), mode="r:", tarinfo=GitArchiveHeader) as given,
+        tarfile.open(fileobj=out, mode="w:", format=tarfile.PAX_FORMAT, pax_headers=given.pax_headers) as made,
     ):
         for member in given.getmembers():
+            member.pax_headers = {}  # tarfile copies the global records here; the writer adds a long name's own
             made.addfile(member, given.extractfile(member) if member.isfile() else None)
         text = f"bench incident {incident}\n".encode()
         marker = tarfile.TarInfo("BENCH_INCIDENT")
