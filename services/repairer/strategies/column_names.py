@@ -408,18 +408,22 @@ class ColumnNames:
         return self._configs[name]
 
 
+def config_value_pattern(path: str, key: str, value: str) -> str:
+    """The pattern of ``key`` written with ``value`` in the config file ``path`` (JSON, TOML or YAML), the value
+    (quotes included) in its group ``value``."""
+    key = re.escape(key)
+    plain = re.escape(value)
+    if path.endswith(".json"):
+        return rf'"{key}"\s*:\s*(?P<value>"{plain}")'
+    if path.endswith(".toml"):
+        return rf'(?m)^\s*["\']?{key}["\']?\s*=\s*(?P<value>"{plain}"|\'{plain}\')'
+    return rf'(?m)^\s*["\']?{key}["\']?\s*:\s*(?P<value>"{plain}"|\'{plain}\'|{plain})\s*(?:#.*)?$'
+
+
 def config_value_span(text: str, path: str, keys: tuple[str, ...], value: str) -> tuple[int, int, str] | None:
     """Where a config file writes ``value`` under its last key (the characters of the value, quotes included,
     and its quote), when the file writes that key with that value exactly once; None otherwise."""
-    key = re.escape(keys[-1])
-    plain = re.escape(value)
-    if path.endswith(".json"):
-        pattern = rf'"{key}"\s*:\s*(?P<value>"{plain}")'
-    elif path.endswith(".toml"):
-        pattern = rf'(?m)^\s*["\']?{key}["\']?\s*=\s*(?P<value>"{plain}"|\'{plain}\')'
-    else:
-        pattern = rf'(?m)^\s*["\']?{key}["\']?\s*:\s*(?P<value>"{plain}"|\'{plain}\'|{plain})\s*(?:#.*)?$'
-    matches = list(re.finditer(pattern, text))
+    matches = list(re.finditer(config_value_pattern(path, keys[-1], value), text))
     if len(matches) != 1:
         return None
     start, end = matches[0].span("value")
