@@ -408,16 +408,23 @@ class ColumnNames:
         return self._configs[name]
 
 
+INDENT = r"[^\S\n]*"
+"""Whitespace but a newline: a line's indentation (a CRLF blank line's ``\\r`` included)."""
+
+
 def config_value_pattern(path: str, key: str, value: str) -> str:
     """The pattern of ``key`` written with ``value`` in the config file ``path`` (JSON, TOML or YAML), the value
-    (quotes included) in its group ``value``."""
+    (quotes included) in its group ``value``. A TOML or YAML key is looked for after a line's start and the
+    whitespace of that line only (``INDENT``): each line start is one attempt over its own indentation, where
+    ``\\s*`` ran from every blank line's start over all the blank lines after it (quadratic). Where the old
+    pattern crossed blank lines to a key, the new one finds the same key from its own line start: the same spans."""
     key = re.escape(key)
     plain = re.escape(value)
     if path.endswith(".json"):
         return rf'"{key}"\s*:\s*(?P<value>"{plain}")'
     if path.endswith(".toml"):
-        return rf'(?m)^\s*["\']?{key}["\']?\s*=\s*(?P<value>"{plain}"|\'{plain}\')'
-    return rf'(?m)^\s*["\']?{key}["\']?\s*:\s*(?P<value>"{plain}"|\'{plain}\'|{plain})\s*(?:#.*)?$'
+        return rf'(?m)^{INDENT}["\']?{key}["\']?\s*=\s*(?P<value>"{plain}"|\'{plain}\')'
+    return rf'(?m)^{INDENT}["\']?{key}["\']?\s*:\s*(?P<value>"{plain}"|\'{plain}\'|{plain})\s*(?:#.*)?$'
 
 
 def config_value_span(text: str, path: str, keys: tuple[str, ...], value: str) -> tuple[int, int, str] | None:
