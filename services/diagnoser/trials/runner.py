@@ -4,7 +4,6 @@ reported as not run, never silently dropped. Every executed or cached trial is r
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -19,12 +18,11 @@ from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.model_evaluation import MetricSource, evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut
 from services.diagnoser.trials.content_digest import trial_digest
+from services.diagnoser.trials.scratch_paths import without_scratch_paths
 from services.diagnoser.trials.trial import BUDGET_SPENT, Trial, TrialOutcome
 
 EVALUATION_ERRORS = (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError)
 FAILURE_CHARS = 500
-SCRATCH_PATH = re.compile(r"(?:/[\w.-]+)*/(?:modelguard[\w-]*[-_]\w{6,}|tmp\w{8}|tmp[\w-]*[-_]\w{6,})(?:/[\w.-]+)*")
-"""A path inside a temporary folder (``/tmp/modelguard-run-abc123/...``): replaced, so reports are stable."""
 
 
 @dataclass
@@ -113,7 +111,7 @@ class TrialRunner:
         text = str(error)
         for folder in self.scrub:
             text = text.replace(str(folder), "<scratch>")
-        text = SCRATCH_PATH.sub("<scratch>", text)
+        text = without_scratch_paths(text)
         return " ".join(text.split())[-FAILURE_CHARS:]
 
 
