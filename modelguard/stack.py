@@ -25,6 +25,7 @@ from libs.ledger import LedgerStore
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings
 from libs.signing.keys import provision_keys
+from modelguard.embedded_partitions import embedded_partitions
 from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port
 from modelguard.replicas import INSTANCE_ENV, ReplicaCountError, instance_names, replica_counts, service_of
 
@@ -275,7 +276,10 @@ def stack_up(
         broker = start_embedded_broker(settings.home / "logs" / "broker.log")
         bootstrap, broker_pid, bus = broker.bootstrap, broker.process.pid, KafkaConnection(broker.bootstrap)
         owns_broker = True
-    asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), settings.kafka_partitions))
+    partitions = (
+        embedded_partitions(os.environ, counts, settings.kafka_partitions) if owns_broker else settings.kafka_partitions
+    )
+    asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), partitions))
     env = service_environment(settings, bootstrap)
     env[HEALTH_PORTS_ENV] = json.dumps(free_ports(instances))
     if broker_pid is not None:
