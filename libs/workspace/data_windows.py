@@ -9,12 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from libs.workspace.snapshot import extract_snapshot
+from libs.workspace.snapshot import UnsafeSnapshot, extract_snapshot
 
 MEDIA_TYPE = "application/vnd.modelguard.data-windows+tar"
 WINDOW_NAMES: tuple[Literal["approval", "incident"], ...] = ("approval", "incident")
 FILE_NAMES = ("train.csv", "eval.csv")
 MAX_WINDOWS_BYTES = 512 * 1024 * 1024
+
+
+class IncompleteDataWindows(UnsafeSnapshot):
+    """A sound tar that lacks a window's file: an artifact no phase can use, refused as an unsafe one is (the
+    detector's referee and ``incident_workspace`` turn it into the reason the revision or input is refused)."""
 
 
 @dataclass(frozen=True)
@@ -47,10 +52,7 @@ def pack_data_windows(files: dict[str, dict[str, Path]]) -> bytes:
 
 def unpack_data_windows(data: bytes, dest: Path) -> dict[str, DataWindow]:
     extract_snapshot(data, dest, max_bytes=MAX_WINDOWS_BYTES)
-    windows: dict[str, DataWindow] = {}
-    for window in WINDOW_NAMES:
-        train, scored = dest / window / FILE_NAMES[0], dest / window / FILE_NAMES[1]
-        if not train.is_file() or not scored.is_file():
-            raise ValueError(f"the data windows artifact lacks {window}/{FILE_NAMES[0]} or {window}/{FILE_NAMES[1]}")
-        windows[window] = DataWindow(name=window, train=train, eval=scored)
-    return windows
+    missing = [f"{w}/{n}" for w in WINDOW_NAMES for n in FILE_NAMES if not (dest / w / n).is_file()]
+    if missing:
+        raise IncompleteDataWindows(f"the data windows artifact lacks {', '.join(missing)}")
+    return {w: DataWindow(name=w, train=dest / w / FILE_NAMES[0], eval=dest / w / FILE_NAMES[1]) for w in WINDOW_NAMES}

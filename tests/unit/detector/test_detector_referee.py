@@ -3,6 +3,8 @@ The referee here is the real one: trees and data from a real artifact store, pre
 
 from __future__ import annotations
 
+import io
+import tarfile
 import threading
 from pathlib import Path
 
@@ -70,6 +72,22 @@ def test_a_revision_whose_predict_fails_is_a_referee_failure_with_its_reason(tmp
     )
     with pytest.raises(RefereeFailed, match="candidate revision could not be refereed"):
         detect(broken, policy, store, referee)
+
+
+def test_a_data_windows_upload_lacking_a_file_is_a_referee_failure_with_its_reason(tmp_path: Path) -> None:
+    """The windows artifact comes from outside (the CI's upload): one that lacks a file is refused with the file it
+    lacks, not an error out of the detector's handler."""
+    evaluation, policy, store, referee = _reported(tmp_path, "candidate")
+    artifacts = LocalArtifactStore(tmp_path / "artifacts")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        member = tarfile.TarInfo("approval/train.csv")
+        member.size = 4
+        archive.addfile(member, io.BytesIO(b"a\n1\n"))
+    partial = artifacts.put(buffer.getvalue(), "application/x-tar")
+    lacking = evaluation.model_copy(update={"workspace": evaluation.workspace.model_copy(update={"data": partial})})
+    with pytest.raises(RefereeFailed, match=r"inputs are unavailable: .*lacks approval/eval.csv, incident/train.csv"):
+        detect(lacking, policy, store, referee)
 
 
 HOSTILE_PREDICT = """\

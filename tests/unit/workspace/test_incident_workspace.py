@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,35 @@ def test_an_unreadable_policy_rejects_the_input(tmp_path: Path) -> None:
         incident_workspace(store, _state(store, b"gate: [not, a, mapping"), tmp_path),
     ):
         pass
+
+
+def test_a_data_windows_artifact_lacking_a_file_rejects_the_input(tmp_path: Path) -> None:
+    """A tar that is sound but holds only some of the window files (an upload from outside) is an unavailable input,
+    not an error out of the handler."""
+    store = LocalArtifactStore(tmp_path / "artifacts")
+    bundle = load_bundle(Path(__file__).resolve().parents[3] / "fixtures/scenarios/churn-monthly-spend")
+    policy = effective_policy_bytes(bundle, read_central_policy())
+    tree = _tar({"model.py": b"x = 1\n"})
+    partial = _tar({"approval/train.csv": b"a\n1\n", "approval/eval.csv": b"a\n1\n", "incident/train.csv": b"a\n1\n"})
+    refs = workspace().model_copy(
+        update={
+            "base_snapshot": store.put(tree, "application/x-tar"),
+            "candidate_snapshot": store.put(tree, "application/x-tar"),
+            "data": store.put(partial, "application/x-tar"),
+        }
+    )
+    state = _state(store, policy).model_copy(update={"workspace": refs})
+    with pytest.raises(RejectedInput) as caught, incident_workspace(store, state, tmp_path / "scratch"):
+        pass
+    assert caught.value.reason == "inputs-unavailable"
+    assert "incident/eval.csv" in caught.value.detail
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name, data in files.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return buffer.getvalue()
