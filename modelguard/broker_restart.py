@@ -9,7 +9,6 @@ prints them; the e2e test asserts them.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,10 +21,8 @@ from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.settings import Settings
 from libs.signing.keys import KeyRegistry
-from modelguard.embedded_partitions import embedded_partitions
 from modelguard.incident_log import incident_events
-from modelguard.replicas import replica_counts
-from modelguard.stack import SERVICES, stack_down, stack_up
+from modelguard.stack import stack_down, stack_up, topic_partitions
 
 
 @dataclass
@@ -97,8 +94,7 @@ def run_broker_restart(
         brokers.append(start_embedded_broker(logs / "broker-2.log", port=port))
         up = time.monotonic()
         topics = [*all_topics(), *settings.mcl_topics]
-        counts = replica_counts(os.environ, SERVICES, None, settings.kafka_partitions, settings.state_url is not None)
-        partitions = embedded_partitions(os.environ, counts, settings.kafka_partitions)  # as stack_up made them
+        partitions = topic_partitions(settings, owns_broker=True)  # as stack_up made them
         asyncio.run(ensure_topics(brokers[1].bootstrap, topics, partitions))
         asyncio.run(publish_signed(brokers[1].bootstrap, later))
         figures.republished = republish()

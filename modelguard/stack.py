@@ -242,6 +242,16 @@ def wait_ready(
     raise StackError(f"not ready after {timeout_s:.0f}s: {', '.join(sorted(pending))}; see {settings.home}/logs")
 
 
+def topic_partitions(settings: Settings, owns_broker: bool, counts: dict[str, int] | None = None) -> int:
+    """The partitions of each topic the stack creates: ``modelguard/embedded_partitions.py`` on a broker it owns,
+    the configured count on anyone else's. ``counts``: processes per service (the environment's when None)."""
+    if not owns_broker:
+        return settings.kafka_partitions
+    if counts is None:
+        counts = replica_counts(os.environ, SERVICES, None, settings.kafka_partitions, settings.state_url is not None)
+    return embedded_partitions(os.environ, counts, settings.kafka_partitions)
+
+
 def stack_up(
     settings: Settings,
     external_bootstrap: str | None,
@@ -276,9 +286,7 @@ def stack_up(
         broker = start_embedded_broker(settings.home / "logs" / "broker.log")
         bootstrap, broker_pid, bus = broker.bootstrap, broker.process.pid, KafkaConnection(broker.bootstrap)
         owns_broker = True
-    partitions = (
-        embedded_partitions(os.environ, counts, settings.kafka_partitions) if owns_broker else settings.kafka_partitions
-    )
+    partitions = topic_partitions(settings, owns_broker, counts)
     asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), partitions))
     env = service_environment(settings, bootstrap)
     env[HEALTH_PORTS_ENV] = json.dumps(free_ports(instances))
