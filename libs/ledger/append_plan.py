@@ -9,6 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from libs.events.codec import SignedEvent
+from libs.ledger.chain_links import link_hash
 from libs.ledger.rows import AppendResult
 from libs.ledger.tables import GENESIS_HASH
 
@@ -68,7 +69,7 @@ def plan_append(
     rows: list[Row] = []
     steps: list[int | str] = []
     seen: set[str] = set()
-    sha256, fromhex = hashlib.sha256, bytes.fromhex
+    sha256 = hashlib.sha256
     for signed in events:
         meta = signed.event.meta
         event_id, incident = meta.event_id, meta.incident_id
@@ -79,7 +80,7 @@ def plan_append(
         sequence, prev_hash = heads.get(incident, _NEW_CHAIN)
         envelope = signed.envelope_bytes
         digest = sha256(envelope).digest()
-        event_hash = sha256(fromhex(prev_hash) + digest).hexdigest()  # chain_links.link_hash, inlined
+        event_hash = link_hash(prev_hash, digest)
         sequence += 1
         heads[incident] = (sequence, event_hash)
         steps.append(len(rows))
