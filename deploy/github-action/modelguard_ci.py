@@ -147,12 +147,19 @@ def pack_data_windows(files: dict[str, dict[str, bytes]]) -> bytes:
 
 
 def _check_data_windows(path: str, data: bytes) -> None:
+    """Refuse, as one line, an archive ModelGuard would refuse; tarfile's own errors on a hostile archive are
+    not all TarError, and anything but BadInput leaves the step as a traceback."""
     wanted = {f"{w}/{n}" for w in WINDOWS for n in FILES}
+    unreadable = f"{path}: not a tar archive of the data windows"
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
             present = {m.name.removeprefix("./") for m in archive.getmembers() if m.isfile()}
-    except tarfile.TarError as exc:
-        raise BadInput(f"{path}: not a tar archive of the data windows: {exc}") from None
+    except RecursionError:  # tarfile reads the header after an extended header by calling itself
+        raise BadInput(f"{unreadable}: a chain of extended headers too long to follow") from None
+    except OverflowError:  # a size in base 256 or in a pax header, seeked past or read as it says
+        raise BadInput(f"{unreadable}: a header gives a size no archive can hold") from None
+    except (tarfile.TarError, EOFError, ValueError) as exc:  # ValueError: a pax sparse map's numbers, read by int()
+        raise BadInput(f"{unreadable}: {exc}") from None
     missing = sorted(wanted - present)
     if missing:
         raise BadInput(f"{path}: the data windows archive lacks {', '.join(missing)}")

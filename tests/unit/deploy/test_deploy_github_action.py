@@ -26,6 +26,7 @@ from libs.workspace.data_windows import MEDIA_TYPE, pack_data_windows
 from modelguard.stack import REPO_ROOT
 from services.detector.ingest_verdict import Verdict, verdict_of
 from tests.support.github_action import ACTION, INPUT_REF, ActionRun, run_action
+from tests.support.tar_blocks import END, extension, file_block, record
 from tests.unit.deploy.loopback_ingestion import MODEL, TOKEN, LoopbackIngestion, loopback_ingestion
 
 WINDOW_FILES = {w: {n: f"{w}/{n}" for n in ("train.csv", "eval.csv")} for w in ("approval", "incident")}
@@ -226,6 +227,51 @@ def test_a_bad_input_is_one_line_exit_2_and_nothing_is_sent(
     assert line.startswith("modelguard: ") and said in line, line
     assert "Traceback" not in run.log and ingestion.published == []
     assert not [p for p in ingestion.artifacts.root.rglob("*") if p.is_file()], "nothing uploaded"
+
+
+def _gnu_member(name: str, size: int) -> bytes:
+    """A member's header in GNU format, whose size field takes any number in base 256 (huge, or negative)."""
+    header = tarfile.TarInfo(name)
+    header.size = size
+    return header.tobuf(tarfile.GNU_FORMAT)
+
+
+SPARSE_MAP_UNREADABLE = b"".join(
+    record(keyword, value)
+    for keyword, value in [("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"), ("GNU.sparse.realsize", "0")]
+)
+
+
+@pytest.mark.parametrize(
+    ("archive", "said"),
+    [
+        (
+            extension(tarfile.XHDTYPE, record("path", "a")) * 3000 + file_block("approval/train.csv") + END,
+            "a chain of extended headers too long to follow",
+        ),
+        (_gnu_member("approval/train.csv", 2**80) + END, "a header gives a size no archive can hold"),
+        (extension(tarfile.XHDTYPE, record("size", "9" * 40)) + file_block("approval/train.csv") + END, "a size no"),
+        (
+            extension(tarfile.XHDTYPE, SPARSE_MAP_UNREADABLE) + file_block("approval/train.csv", b"x\n") + END,
+            "not a tar archive of the data windows: invalid literal for int()",
+        ),
+    ],
+    ids=["extended-header-chain", "base-256-size", "pax-size", "sparse-map"],
+)
+def test_a_hostile_data_windows_archive_is_one_line_exit_2_not_a_traceback(
+    model_repository: Path, tmp_path: Path, archive: bytes, said: str
+) -> None:
+    # tarfile follows an extended header by calling itself (3,000 in a row were a RecursionError), reads a size as
+    # large as the header says (an OverflowError) and a pax sparse map's numbers with int() (a ValueError): each
+    # escaped the step as a traceback, since it catches only its own BadInput
+    (model_repository / "hostile.tar").write_bytes(archive)
+    given = {"approval-train": "", "approval-eval": "", "incident-train": "", "incident-eval": ""}
+    with loopback_ingestion(tmp_path) as ingestion:
+        run = _action(model_repository, ingestion, "gh-hostile", **given, **{"data-windows": "hostile.tar"})
+    assert run.code == 2, run.log
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("modelguard: hostile.tar: ") and said in line, line
+    assert "Traceback" not in run.log and ingestion.published == []
 
 
 def _script() -> Any:
