@@ -146,6 +146,18 @@ def pack_data_windows(files: dict[str, dict[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
+def _members(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The archive's members, read one at a time: a runner's tarfile without the fix for CVE-2025-8194 (3.11.7's)
+    moves past a member by its size even when negative, back to an earlier header, and getmembers() would read
+    the same members again forever."""
+    members = []
+    for member in archive:
+        if member.size < 0:
+            raise tarfile.ReadError(f"{member.name!r} has a negative size ({member.size} bytes)")
+        members.append(member)
+    return members
+
+
 def _check_data_windows(path: str, data: bytes) -> None:
     """Refuse, as one line, an archive ModelGuard would refuse; tarfile's own errors on a hostile archive are
     not all TarError, and anything but BadInput leaves the step as a traceback."""
@@ -153,7 +165,7 @@ def _check_data_windows(path: str, data: bytes) -> None:
     unreadable = f"{path}: not a tar archive of the data windows"
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-            present = {m.name.removeprefix("./") for m in archive.getmembers() if m.isfile()}
+            present = {m.name.removeprefix("./") for m in _members(archive) if m.isfile()}
     except RecursionError:  # tarfile reads the header after an extended header by calling itself
         raise BadInput(f"{unreadable}: a chain of extended headers too long to follow") from None
     except OverflowError:  # a size in base 256 or in a pax header, seeked past or read as it says

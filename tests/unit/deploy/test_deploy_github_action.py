@@ -274,6 +274,25 @@ def test_a_hostile_data_windows_archive_is_one_line_exit_2_not_a_traceback(
     assert "Traceback" not in run.log and ingestion.published == []
 
 
+def test_a_data_windows_archive_whose_member_has_a_negative_size_is_refused_not_read_forever(
+    model_repository: Path, tmp_path: Path
+) -> None:
+    # a pax size of -1536 sends tarfile (3.11.7's, without the fix for CVE-2025-8194) back to the first header, and
+    # getmembers() read the same two members again, forever: the step hung until the runner's job timeout
+    archive = file_block("a") + extension(tarfile.XHDTYPE, record("size", "-1536")) + file_block("approval/train.csv")
+    (model_repository / "hostile.tar").write_bytes(archive + END)
+    given = {"approval-train": "", "approval-eval": "", "incident-train": "", "incident-eval": ""}
+    with loopback_ingestion(tmp_path) as ingestion:
+        run = _action(model_repository, ingestion, "gh-negative", **given, **{"data-windows": "hostile.tar"})
+    assert run.code == 2, run.log
+    [line] = run.stderr.strip().splitlines()
+    assert line == (
+        "modelguard: hostile.tar: not a tar archive of the data windows: "
+        "'approval/train.csv' has a negative size (-1536 bytes)"
+    ), line
+    assert ingestion.published == []
+
+
 def _script() -> Any:
     spec = importlib.util.spec_from_file_location("modelguard_ci", REPO_ROOT / "deploy/github-action/modelguard_ci.py")
     assert spec is not None and spec.loader is not None
