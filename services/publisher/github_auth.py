@@ -12,13 +12,14 @@ import base64
 import json
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from services.publisher.channel_errors import ChannelRejected
 from services.publisher.secret_redaction import SecretRedactor
 
 TokenExchange = Callable[[str, str], dict[str, object]]  # (path, bearer JWT) -> JSON answer
@@ -69,6 +70,21 @@ def load_app_private_key(path: Path) -> rsa.RSAPrivateKey:
     return key
 
 
+def expiry_epoch_s(expires_at: object, where: str) -> float:
+    """When an installation token expires, from the ``expires_at`` GitHub answered the request ``where`` with.
+
+    Not a time is a refused step (``ChannelRejected``, as an answer without a token), not a ValueError out of the
+    handler. GitHub gives every time in UTC (``2026-05-10T12:00:00Z``); a time without a zone is read as UTC too,
+    since reading it in the host's zone would keep a token hours past its end on a host west of UTC."""
+    if not isinstance(expires_at, str):
+        raise ChannelRejected(f"{where}: answered without an expires_at")
+    try:
+        moment = datetime.fromisoformat(expires_at.replace("Z", "+00:00"))
+    except ValueError:
+        raise ChannelRejected(f"{where}: answered an expires_at of {expires_at[:40]!r}, not an ISO 8601 time") from None
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
+
+
 class AppInstallationToken:
     def __init__(
         self,
@@ -96,13 +112,14 @@ class AppInstallationToken:
     def _refresh(self, exchange: TokenExchange) -> None:
         jwt = app_jwt(self.app_id, self._private_key, self._clock())
         self._redactor.add(jwt)
-        answer = exchange(f"/app/installations/{self.installation_id}/access_tokens", jwt)
-        token, expires_at = answer.get("token"), answer.get("expires_at")
-        if not isinstance(token, str) or not isinstance(expires_at, str):
-            raise ValueError("GitHub answered the installation token request without a token")
+        path = f"/app/installations/{self.installation_id}/access_tokens"
+        answer, where = exchange(path, jwt), f"GitHub POST {path}"
+        token = answer.get("token")
+        if not isinstance(token, str):
+            raise ChannelRejected(f"{where}: answered without a token")
         self._redactor.add(token)
+        self._expires_at = expiry_epoch_s(answer.get("expires_at"), where)
         self._token = token
-        self._expires_at = datetime.fromisoformat(expires_at.replace("Z", "+00:00")).timestamp()
 
     def __repr__(self) -> str:
         return f"AppInstallationToken(app={self.app_id}, installation={self.installation_id})"
