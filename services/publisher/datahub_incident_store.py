@@ -102,9 +102,10 @@ class GmsIncidentStore:
     def _read(self, urn: str, fetch: Callable[[], A | None]) -> A | None:
         try:
             aspect = fetch()
-        except (requests.RequestException, OSError, ValueError) as exc:
+        except (requests.RequestException, OSError) as exc:  # requests' own ValueErrors (not JSON) are among these
             raise self._failure("read", urn, exc) from None
-        except Exception as exc:  # the SDK reads GMS's answer as the shape it expects: AttributeError, GraphError...
+        except Exception as exc:  # the SDK reads GMS's answer as the shape it expects: AttributeError, GraphError,
+            # a ValueError for a missing required field; the same answer comes again, so it is not retried
             why = f"DataHub GMS read {urn} answered in a shape the publisher cannot read: {type(exc).__name__}: {exc}"
             raise ChannelRejected(self.redactor.redact(why[:500])) from None
         if aspect is not None and not aspect.validate():  # the SDK checks a union's type, not a field's

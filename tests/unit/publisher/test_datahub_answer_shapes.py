@@ -74,3 +74,35 @@ def test_an_incident_read_of_the_wrong_shape_fails_the_step_with_its_reason(draf
         result = DataHubIncidents(store, dry_run=False).upsert_incident(draft)
         assert result.status == "failed"
         assert gms.ingested() == []
+
+
+SOUND_INFO = {
+    "type": "OPERATIONAL",
+    "entities": [],
+    "status": {"state": "ACTIVE", "lastUpdated": {"time": 1, "actor": "urn:li:corpuser:x"}},
+    "created": {"time": 1, "actor": "urn:li:corpuser:x"},
+}
+
+
+@pytest.mark.parametrize("missing", ["type", "entities", "status", "created"])
+def test_an_incident_read_missing_a_required_field_is_refused_not_retried(draft: IncidentDraft, missing: str) -> None:
+    # the SDK's from_obj says so with a plain ValueError, which was classed with the transport's errors: a
+    # ChannelUnavailable, retried until the bus gave up, for an answer that is the same every time
+    gms = WrongShapeGms({"aspect": {INCIDENT_INFO: {k: v for k, v in SOUND_INFO.items() if k != missing}}})
+    with gms:
+        graph = DataHubGraph(DatahubClientConfig(server=gms.base_url, retry_max_times=0))
+        store = GmsIncidentStore(graph, SecretRedactor())
+        cannot_read = f"DataHub GMS read {draft.urn} answered in a shape the publisher cannot read"
+        with pytest.raises(ChannelRejected, match=f"{cannot_read}: ValueError: .* missing required field: {missing}"):
+            store.read(draft.urn)
+        assert DataHubIncidents(store, dry_run=False).upsert_incident(draft).status == "failed"
+        assert gms.ingested() == []
+
+
+def test_a_sound_incident_read_is_the_aspect(draft: IncidentDraft) -> None:
+    """The answer the cases above take one field from reads as it is, so each refusal is that field's."""
+    gms = WrongShapeGms({"aspect": {INCIDENT_INFO: SOUND_INFO}})
+    with gms:
+        graph = DataHubGraph(DatahubClientConfig(server=gms.base_url, retry_max_times=0))
+        info = GmsIncidentStore(graph, SecretRedactor()).read(draft.urn)
+    assert info is not None and info.status.state == "ACTIVE"
