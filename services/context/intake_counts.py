@@ -76,5 +76,5 @@ class IntakeCounts:
         try:
             stored = json.loads(text)
             return cls(int(stored["applied"]), Counter(stored["skipped"]), Counter(stored["dead_lettered"]))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # int() of 1e999; nesting past json
             return cls()
