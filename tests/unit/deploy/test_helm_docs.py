@@ -5,7 +5,8 @@ missing key file fails), and `helm upgrade --install` renders with `helm templat
 and `modelguard keys` are the real ones (`openssl rand` too, stood in for only where it is not installed). Then what
 would be applied is checked: every object valid for Kubernetes 1.30, the namespace labelled restricted, and every
 Secret and key the pods read created by the doc's commands, the signing keys matching the registry the release
-carries."""
+carries. The section's block that gives the platform's central policy runs next, in the same folder: the release it
+upgrades to mounts the policy it copied into the seven services."""
 
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ if args[:2] == ["upgrade", "--install"]:
     sys.stderr.write(done.stderr)
     renders = Path(os.environ["DOC_RECORD"]) / "renders"
     renders.mkdir(exist_ok=True)
-    (renders / f"{len(list(renders.iterdir()))}.yaml").write_text(done.stdout)
-    (renders / f"{len(list(renders.iterdir())) - 1}.args").write_text("\n".join(args[2:]))
+    number = len(list(renders.glob("*.yaml")))
+    (renders / f"{number}.yaml").write_text(done.stdout)
+    (renders / f"{number}.args").write_text("\n".join(args[2:]))
     sys.exit(done.returncode)
 sys.exit(f"fake helm: {' '.join(args)} is not a command this test stands in for")
 """
@@ -109,13 +111,22 @@ os.execv(sys.executable, [sys.executable, "-m", "modelguard", *sys.argv[1:]])
 """
 
 
-def _helm_block() -> str:
+def _helm_blocks() -> list[str]:
     text = DOC.read_text()
     assert SECTION in text, f"docs/deploy.md has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
     assert blocks, "the Helm section has no bash block"
-    return blocks[0]
+    return blocks
+
+
+def _helm_block() -> str:
+    return _helm_blocks()[0]
+
+
+def _central_policy_block() -> str:
+    [block] = [b for b in _helm_blocks() if "centralPolicy=" in b]
+    return block
 
 
 def _program(folder: Path, name: str, source: str) -> None:
@@ -129,6 +140,7 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     real_helm = helm()
     work = tmp_path_factory.mktemp("helm-doc")
     (work / "deploy").symlink_to(REPO_ROOT / "deploy")
+    (work / "policy").symlink_to(REPO_ROOT / "policy")
     record, fakes = work / ".record", work / ".bin"
     record.mkdir()
     fakes.mkdir()
@@ -148,15 +160,40 @@ def followed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         del env[name]
     env["MODELGUARD_HOME"] = str(work / "home")
     block = _helm_block()
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block], cwd=work, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, f"the doc's commands failed:\n{done.stdout}\n{done.stderr}"
+    done = _bash(block, work, env)
     made = [json.loads(line) for line in (record / "kubectl.jsonl").read_text().splitlines()]
     [rendered] = sorted((record / "renders").glob("*.yaml"))
     args = (record / "renders" / "0.args").read_text().splitlines()
     documents = [d for d in yaml.safe_load_all(rendered.read_text()) if d]
-    return {"block": block, "made": made, "documents": documents, "args": args, "work": work, "out": done.stdout}
+    return {
+        "block": block,
+        "made": made,
+        "documents": documents,
+        "args": args,
+        "work": work,
+        "env": env,
+        "out": done.stdout,
+    }
+
+
+def _bash(block: str, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=work, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"the doc's commands failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def central_policy_given(followed: dict[str, Any]) -> dict[str, Any]:
+    """The block that gives the central policy, run after the install in the same folder (its keys, its values)."""
+    work, block = followed["work"], _central_policy_block()
+    _bash(block, work, followed["env"])
+    renders = work / ".record" / "renders"
+    assert len(list(renders.glob("*.yaml"))) == 2, "one more helm upgrade"
+    args = (renders / "1.args").read_text().splitlines()
+    documents = [d for d in yaml.safe_load_all((renders / "1.yaml").read_text()) if d]
+    return {"block": block, "args": args, "documents": documents, "work": work}
 
 
 def test_the_doc_installs_the_chart_and_what_it_would_apply_is_valid(followed: dict[str, Any]) -> None:
@@ -225,3 +262,22 @@ def test_the_signing_keys_in_the_secrets_are_the_active_keys_of_the_registry_the
     keys = followed["work"] / "keys"
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in keys.glob("*.key"))
     assert "PRIVATE KEY" not in followed["out"] and base64.b64encode(b"-----BEGIN").decode() not in followed["out"]
+
+
+def test_the_central_policy_the_doc_gives_is_the_one_the_seven_services_read(
+    central_policy_given: dict[str, Any], followed: dict[str, Any]
+) -> None:
+    args, documents = central_policy_given["args"], central_policy_given["documents"]
+    assert args[: len(followed["args"])] == followed["args"], "the same upgrade, and the central policy"
+    assert args[len(followed["args"]) : -1] == ["--set-file"]
+    given = central_policy_given["work"] / args[-1].removeprefix("centralPolicy=")
+    assert given.read_text() == (REPO_ROOT / "policy" / "central.yaml").read_text(), "a copy of the image's own"
+    config_maps = by_kind(documents, "ConfigMap")
+    assert config_maps["modelguard-central-policy"]["data"] == {"central.yaml": given.read_text()}
+    assert [p for d in documents for p in _problems(d)] == []
+    for name, deployment in by_kind(documents, "Deployment").items():
+        pod = deployment["spec"]["template"]["spec"]
+        env = {e["name"]: e.get("value") for e in pod["containers"][0].get("env", [])}
+        volumes = [v for v in pod["volumes"] if v.get("configMap", {}).get("name") == "modelguard-central-policy"]
+        reads = name.removeprefix("modelguard-") in SERVICES
+        assert bool(volumes) is reads and ("MODELGUARD_CENTRAL_POLICY" in env) is reads, name
