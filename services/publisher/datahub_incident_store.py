@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 import requests
+from datahub.configuration.common import OperationalError
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.emitter.rest_emitter import EmitMode
 from datahub.ingestion.graph.client import DataHubGraph
@@ -103,6 +104,11 @@ class GmsIncidentStore:
         try:
             aspect = fetch()
         except (requests.RequestException, OSError) as exc:  # requests' own ValueErrors (not JSON) are among these
+            raise self._failure("read", urn, exc) from None
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, requests.RequestException):
+                raise ChannelRejected(self.redactor.redact(f"DataHub GMS read {urn} failed: {exc}"[:500])) from None
+            # the SDK's POSTed reads (the assertion run's) wrap GMS's HTTP error: classed by its status like the rest
             raise self._failure("read", urn, exc) from None
         except Exception as exc:  # the SDK reads GMS's answer as the shape it expects: AttributeError, GraphError,
             # a ValueError for a missing required field; the same answer comes again, so it is not retried

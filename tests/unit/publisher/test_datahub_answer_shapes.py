@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
 
-from services.publisher.channel_errors import ChannelRejected
+from services.publisher.channel_errors import ChannelRejected, ChannelUnavailable
 from services.publisher.datahub_channel import DataHubIncidents
 from services.publisher.datahub_incident_store import GmsIncidentStore
 from services.publisher.finding import finding_of
@@ -106,3 +106,36 @@ def test_a_sound_incident_read_is_the_aspect(draft: IncidentDraft) -> None:
         graph = DataHubGraph(DatahubClientConfig(server=gms.base_url, retry_max_times=0))
         info = GmsIncidentStore(graph, SecretRedactor()).read(draft.urn)
     assert info is not None and info.status.state == "ACTIVE"
+
+
+class StatusGms(FakeDataHubGms):
+    """Answers every request with ``status`` and a JSON error body, as GMS does when it is down or refuses."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__()
+        self.status = status
+
+    def route(self, request: Request) -> Reply:
+        return Reply(self.status, {"status": self.status, "message": "from the test's GMS"})
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(503, ChannelUnavailable), (500, ChannelUnavailable), (429, ChannelUnavailable), (400, ChannelRejected)],
+)
+@pytest.mark.parametrize("read", ["incident", "assertion", "assertion run"])
+def test_an_http_error_from_gms_is_classed_by_its_status_on_every_read(
+    draft: IncidentDraft, status: int, expected: type[Exception], read: str
+) -> None:
+    # the assertion run's read goes through the SDK's _send_restli_request, which turns an HTTP error into an
+    # OperationalError: that was read as an answer of the wrong shape, so an outage was never retried
+    with StatusGms(status) as gms:
+        graph = DataHubGraph(DatahubClientConfig(server=gms.base_url, retry_max_times=0))
+        store = GmsIncidentStore(graph, SecretRedactor())
+        reads = {
+            "incident": lambda: store.read(draft.urn),
+            "assertion": lambda: store.read_assertion("urn:li:assertion:gate"),
+            "assertion run": lambda: store.read_assertion_run("urn:li:assertion:gate", "run-1"),
+        }
+        with pytest.raises(expected, match=f"DataHub GMS read urn:li:(incident|assertion):\\S+ failed: .*{status}"):
+            reads[read]()
