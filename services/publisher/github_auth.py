@@ -24,6 +24,8 @@ from services.publisher.secret_redaction import SecretRedactor
 
 TokenExchange = Callable[[str, str], dict[str, object]]  # (path, bearer JWT) -> JSON answer
 REFRESH_MARGIN_S = 300.0
+INSTALLATION_TOKEN_LIFETIME_S = 3600.0
+"""How long GitHub's installation tokens live: a token is held no longer, whatever expiry its answer gave."""
 
 
 class GitHubCredentials(Protocol):
@@ -118,7 +120,8 @@ class AppInstallationToken:
         if not isinstance(token, str):
             raise ChannelRejected(f"{where}: answered without a token")
         self._redactor.add(token)
-        self._expires_at = expiry_epoch_s(answer.get("expires_at"), where)
+        expires_at = expiry_epoch_s(answer.get("expires_at"), where)
+        self._expires_at = min(expires_at, self._clock() + INSTALLATION_TOKEN_LIFETIME_S)
         self._token = token
 
     def __repr__(self) -> str:

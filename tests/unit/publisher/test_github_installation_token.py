@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from services.publisher.channel_errors import ChannelRejected
 from services.publisher.finding import finding_of
 from services.publisher.github_api import GitHubApi
-from services.publisher.github_auth import REFRESH_MARGIN_S, AppInstallationToken
+from services.publisher.github_auth import INSTALLATION_TOKEN_LIFETIME_S, REFRESH_MARGIN_S, AppInstallationToken
 from services.publisher.github_channel import LiveGitHub
 from services.publisher.github_http import GitHubHttp
 from services.publisher.github_retry import RetryPolicy
@@ -120,3 +120,23 @@ def test_a_malformed_installation_token_answer_fails_the_github_steps_not_the_ha
     results = LiveGitHub(api, api, retry=RetryPolicy(max_attempts=1), sleep=lambda _: None).publish(publication)
     assert [result.status for result in results] == ["failed"] * len(results) and len(results) >= 2
     assert set(seen) == {"POST /app/installations/99/access_tokens"}, "nothing asked with a token of no known expiry"
+
+
+def test_an_expiry_further_off_than_an_installation_token_lives_is_held_to_an_hour() -> None:
+    # GitHub's installation tokens live an hour; an answer saying 2999 kept one for good, so a token revoked since
+    # (or one a middlebox answered) was sent on every request with no new one ever asked for
+    clock = [NOW]
+    answers: list[dict[str, object]] = [
+        {"token": "ghs_first", "expires_at": "2999-01-01T00:00:00Z"},
+        {"token": "ghs_second", "expires_at": "2999-01-01T00:00:00Z"},
+    ]
+    token = _credentials(clock)
+
+    def exchange(path: str, jwt: str) -> dict[str, object]:
+        return answers.pop(0)
+
+    assert token.authorization(exchange) == "Bearer ghs_first"
+    clock[0] = NOW + INSTALLATION_TOKEN_LIFETIME_S - REFRESH_MARGIN_S - 1
+    assert token.authorization(exchange) == "Bearer ghs_first"
+    clock[0] += 1
+    assert token.authorization(exchange) == "Bearer ghs_second"
