@@ -75,6 +75,13 @@ class IntakeCounts:
             return cls()
         try:
             stored = json.loads(text)
-            return cls(int(stored["applied"]), Counter(stored["skipped"]), Counter(stored["dead_lettered"]))
+            return cls(int(stored["applied"]), _per_reason(stored["skipped"]), _per_reason(stored["dead_lettered"]))
         except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # int() of 1e999; nesting past json
             return cls()
+
+
+def _per_reason(stored: object) -> Counter[str]:
+    """A stored mapping of reason to count; TypeError for anything else (a count that is text, a float, a list)."""
+    if not isinstance(stored, dict) or not all(type(n) is int for n in stored.values()):
+        raise TypeError("not counts per reason")
+    return Counter(stored)

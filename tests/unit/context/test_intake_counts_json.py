@@ -25,8 +25,23 @@ def test_stored_counts_read_back_as_they_were() -> None:
         '{"applied": -1e999, "skipped": {}, "dead_lettered": {}}',
         '{"applied": 1, "skipped": ' + "[" * 100_000 + "]" * 100_000 + ', "dead_lettered": {}}',
         "[" * 100_000 + "]" * 100_000,
+        '{"applied": 1, "skipped": {"a": "x"}, "dead_lettered": {}}',
+        '{"applied": 1, "skipped": {}, "dead_lettered": {"a": 1.5}}',
+        '{"applied": 1, "skipped": ["a"], "dead_lettered": {}}',
+        '{"applied": 1, "skipped": {"a": true}, "dead_lettered": {}}',
     ],
-    ids=["not-json", "nan", "infinite", "minus-infinite", "nested-count", "nested-document"],
+    ids=[
+        "not-json",
+        "nan",
+        "infinite",
+        "minus-infinite",
+        "nested-count",
+        "nested-document",
+        "count-text",
+        "count-float",
+        "reasons-list",
+        "count-bool",
+    ],
 )
 def test_text_that_is_not_the_counts_reads_as_empty_counts(text: str) -> None:
     # 1e999 reads as infinity and int() of it was an OverflowError; nesting past the parser, a RecursionError:
