@@ -40,6 +40,8 @@ def read_central_policy_document(path: Path | None = None) -> dict[str, Any]:
         raise CentralPolicyError(f"cannot read the central policy {source}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise CentralPolicyError(f"{source}: not YAML: {' '.join(str(exc).split())}") from exc
+    except RecursionError:  # PyYAML composes a node per level, recursively
+        raise CentralPolicyError(f"{source}: not YAML this reader can take: nested past the parser's limit") from None
     if not isinstance(document, dict):
         raise CentralPolicyError(f"{source}: the central policy is a mapping")
     return document
