@@ -47,10 +47,10 @@ def _cached_default(path: Path, mtime_ns: int) -> SandboxPolicy:
     return read_sandbox_policy(path)
 
 
-def default_sandbox_policy() -> SandboxPolicy:
-    """The central policy's sandbox section (``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``);
-    the built-in defaults when no central policy file is installed."""
-    path = central_policy_path()
+def default_sandbox_policy(path: Path | None = None) -> SandboxPolicy:
+    """The central policy's sandbox section (``path``, else ``$MODELGUARD_CENTRAL_POLICY`` or
+    ``policy/central.yaml``); the built-in defaults when no central policy file is installed."""
+    path = path or central_policy_path()
     try:
         mtime_ns = path.stat().st_mtime_ns
     except FileNotFoundError:

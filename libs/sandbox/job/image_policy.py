@@ -114,9 +114,10 @@ def _cached(path: Path, mtime_ns: int) -> WorkspaceImagePolicy:
     return image_policy_from(document.get(SECTION), str(path))
 
 
-def default_image_policy() -> WorkspaceImagePolicy:
-    """The central policy's section (no file installed: nothing allowed)."""
-    path = central_policy_path()
+def default_image_policy(path: Path | None = None) -> WorkspaceImagePolicy:
+    """The central policy's section (``path``, else ``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``; no
+    file installed: nothing allowed)."""
+    path = path or central_policy_path()
     try:
         mtime_ns = path.stat().st_mtime_ns
     except FileNotFoundError:

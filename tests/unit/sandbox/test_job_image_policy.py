@@ -69,6 +69,16 @@ def test_the_shipped_central_policy_allows_no_image() -> None:
     assert default_image_policy().allowed == ()
 
 
+def test_a_central_policy_file_named_is_read_not_the_environment_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    named = tmp_path / "named.yaml"
+    named.write_text("workspace_images:\n  allowed: [registry.example.com/ml/]\n", encoding="utf-8")
+    monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(tmp_path / "absent.yaml"))
+    assert default_image_policy(named).allowed == ("registry.example.com/ml/",)
+    assert default_image_policy().allowed == ()
+
+
 def _spec(**workspace: object) -> dict[str, object]:
     policy = WorkspacePolicy.model_validate({"predict": ["python", "p.py"], "label": "y", "features": ["python"]})
     return policy.model_copy(update=workspace).command_spec()

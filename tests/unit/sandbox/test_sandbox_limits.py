@@ -68,3 +68,13 @@ def test_the_central_policy_file_is_found_through_the_environment(
     assert default_sandbox_policy().limits.wall_s == 8
     monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(tmp_path / "absent.yaml"))
     assert default_sandbox_policy() == SandboxPolicy()
+
+
+def test_a_central_policy_file_named_is_read_not_the_environment_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    named = tmp_path / "named.yaml"
+    named.write_text("sandbox:\n  limits: {wall_s: 9}\n", encoding="utf-8")
+    monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(tmp_path / "absent.yaml"))
+    assert default_sandbox_policy(named).limits.wall_s == 9
+    assert default_sandbox_policy() == SandboxPolicy()
