@@ -130,6 +130,8 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _policy(args: argparse.Namespace) -> int:
+    if args.action == "check-central":
+        return _check_central(args.target)
     from libs.policy.model_policies.pins import PINS_SERVICE, POLICY_PINS, PolicyPins
     from libs.state.open_state import state_database
     from libs.state.sql_tables import StateUnavailable
@@ -148,14 +150,29 @@ def _policy(args: argparse.Namespace) -> int:
             for pin in pins.all():
                 print(f"{pin.model_urn}  sha256:{pin.digest[:12]}  pinned {pin.pinned_at}")
             return OK
-        if not args.model_urn:
+        if not args.target:
             raise CliError("policy unpin needs the model's URN (see: modelguard policy pins)")
-        if not pins.unpin(args.model_urn):
-            raise CliError(f"{args.model_urn} has no pinned policy")
-        print(f"unpinned {args.model_urn}: its CI's next submitted policy is pinned")
+        if not pins.unpin(args.target):
+            raise CliError(f"{args.target} has no pinned policy")
+        print(f"unpinned {args.target}: its CI's next submitted policy is pinned")
         return OK
     finally:
         pins.close()
+
+
+def _check_central(given: str | None) -> int:
+    """Every reader of the central policy the services run, on the file ``given`` (central_policy_check.py)."""
+    from libs.policy.central import CentralPolicyError
+    from modelguard.central_policy_check import check_central_policy
+
+    if not given:
+        raise CliError("policy check-central needs the central policy file (e.g. policy/central.yaml)")
+    try:
+        lines, accepted = check_central_policy(Path(given))
+    except CentralPolicyError as exc:
+        raise CliError(str(exc)) from None
+    print("\n".join(lines))
+    return OK if accepted else FAILURE
 
 
 def _emit_mcl(args: argparse.Namespace) -> int:
@@ -598,11 +615,20 @@ def parser() -> argparse.ArgumentParser:
     policy = _command(
         sub,
         "policy",
-        "the policies models' CI submitted, pinned by the detector",
-        "Exit 2 when nothing is pinned or the model has no pin.",
+        "the policies models' CI submitted, pinned by the detector; check-central: a central policy file, read by "
+        "every reader of it the services run",
+        "pins and unpin exit 2 when nothing is pinned or the model has no pin. check-central prints one line per "
+        "reader (ok, or FAIL with the section and the reader's words) and notes sections left to the code's "
+        "defaults; exit 1 when a reader refuses the file, 2 when it is not a readable YAML mapping.",
     )
-    policy.add_argument("action", choices=["pins", "unpin"], help="pins: list them; unpin: remove a model's pin")
-    policy.add_argument("model_urn", nargs="?", help="unpin: the model's DataHub URN")
+    policy.add_argument(
+        "action",
+        choices=["pins", "unpin", "check-central"],
+        help="pins: list them; unpin: remove a model's pin; check-central: check a central policy before deploying it",
+    )
+    policy.add_argument(
+        "target", nargs="?", metavar="URN|FILE", help="unpin: the model's DataHub URN; check-central: the policy file"
+    )
     policy.set_defaults(run=_policy)
     emit = _command(sub, "emit-mcl", "put an upstream change on DataHub's MCL topic, encoded as DataHub does")
     emit.add_argument("change", help="a change file, e.g. fixtures/scenarios/*/datahub/changes/*.yaml")

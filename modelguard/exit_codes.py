@@ -47,7 +47,7 @@ EXIT_CODES: tuple[ExitCode, ...] = (
         "something outside the input failed (the broker, the database, a file that cannot be read), or a check "
         "found a problem: `verify` a finding, `rerun` a mismatch, `republish` an incident that did not move, "
         "`stack status` a service not running, `demo` and `bench` a guarantee that did not hold, `investigate` an "
-        "input a service dead-lettered",
+        "input a service dead-lettered, `policy check-central` a section a service's reader refuses",
     ),
     ExitCode(
         USAGE,

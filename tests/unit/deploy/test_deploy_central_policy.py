@@ -31,9 +31,11 @@ from libs.policy.model_policies.onboarding import central_onboarding
 from libs.policy.model_policy import parse_policy
 from libs.sandbox.job.image_policy import ImageRefused, check_image, default_image_policy, image_policy_from
 from libs.sandbox.limits import read_sandbox_policy
+from modelguard.cli import main
 from modelguard.stack import REPO_ROOT, SERVICES
 from tests.support.helm import CHART, NAMESPACE, by_kind, example, pods, render, render_error, run_helm
 from tests.support.kubernetes_schemas import problems as kubernetes_problems
+from tests.unit.cli.test_policy_check_central import BAD_FIELDS
 
 POLICY = REPO_ROOT / "policy" / "central.yaml"
 CHURN = REPO_ROOT / "fixtures" / "scenarios" / "churn-monthly-spend"
@@ -234,3 +236,55 @@ def test_the_chart_refuses_exactly_the_shapes_the_services_readers_refuse(tmp_pa
             assert shipped == text, f"{shape}: the text as given, byte for byte"
     assert disagreements == {}
     assert rendered >= 10, "the check can pass: whole policies and those without an optional section render"
+
+
+def _check_central(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`modelguard policy check-central` of the file: its exit code and its report."""
+    code = main(["policy", "check-central", str(path)])
+    out, _ = capsys.readouterr()
+    return code, out
+
+
+def test_check_central_refuses_exactly_what_the_services_readers_refuse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The platform's check before `helm upgrade` says of every shape, and of a bad field in each section, what the
+    readers say: it passes exactly the policies they read."""
+    document = yaml.safe_load(POLICY.read_text(encoding="utf-8"))
+    shapes = _shapes() | {
+        f"bad {case}": yaml.safe_dump(document | change) for case, (change, _, _) in BAD_FIELDS.items()
+    }
+    disagreements = {}
+    for index, (shape, text) in enumerate(sorted(shapes.items())):
+        source = tmp_path / f"{index}.yaml"
+        source.write_text(text, encoding="utf-8")
+        code, out = _check_central(source, capsys)
+        refusal = _readers_refusal(source)
+        if (code == 0) != (refusal is None) or code not in (0, 1, 2):
+            disagreements[shape] = (code, refusal, out)
+    assert disagreements == {}
+
+
+@pytest.mark.parametrize(
+    ("section", "change", "reader"),
+    [
+        ("delivery", {"max_attempts": 0}, "every service, at its start"),
+        ("sandbox", {"limits": {"wall_s": -1}}, "a workspace command's first run"),
+        ("repair", {"max_changed_lines": 0}, "the first repair"),
+    ],
+)
+def test_a_policy_the_chart_renders_but_a_service_refuses_is_caught_by_check_central(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], section: str, change: dict[str, Any], reader: str
+) -> None:
+    """The chart checks the policy's shape, not its fields: what it renders and mounts, a service refuses (at
+    ``reader``). The check run before `helm upgrade` names the section."""
+    document = yaml.safe_load(POLICY.read_text(encoding="utf-8"))
+    text = yaml.safe_dump(document | {section: document[section] | change})
+    documents = render(*_given(tmp_path, text))
+    assert by_kind(documents, "ConfigMap")[CONFIG_MAP]["data"]["central.yaml"] == text, "the chart renders it"
+    given = tmp_path / "central.yaml"
+    assert _readers_refusal(given) is not None, "a service's reader refuses it"
+    code, out = _check_central(given, capsys)
+    failed = [line for line in out.splitlines() if line.startswith("FAIL ")]
+    assert code == 1 and any(line.startswith(f"FAIL  {section}: ") for line in failed), out
+    assert all(f"{section}." in line for line in failed), out
