@@ -5,8 +5,9 @@ missing key file fails), and `helm upgrade --install` renders with `helm templat
 and `modelguard keys` are the real ones (`openssl rand` too, stood in for only where it is not installed). Then what
 would be applied is checked: every object valid for Kubernetes 1.30, the namespace labelled restricted, and every
 Secret and key the pods read created by the doc's commands, the signing keys matching the registry the release
-carries. The section's block that gives the platform's central policy runs next, in the same folder: the release it
-upgrades to mounts the policy it copied into the seven services."""
+carries. The section's block that gives the platform's central policy runs next, in the same folder: the real
+`modelguard policy check-central` passes the policy it copied, and the release it upgrades to mounts that policy into
+the seven services."""
 
 from __future__ import annotations
 
@@ -188,12 +189,12 @@ def _bash(block: str, work: Path, env: dict[str, str]) -> subprocess.CompletedPr
 def central_policy_given(followed: dict[str, Any]) -> dict[str, Any]:
     """The block that gives the central policy, run after the install in the same folder (its keys, its values)."""
     work, block = followed["work"], _central_policy_block()
-    _bash(block, work, followed["env"])
+    done = _bash(block, work, followed["env"])
     renders = work / ".record" / "renders"
     assert len(list(renders.glob("*.yaml"))) == 2, "one more helm upgrade"
     args = (renders / "1.args").read_text().splitlines()
     documents = [d for d in yaml.safe_load_all((renders / "1.yaml").read_text()) if d]
-    return {"block": block, "args": args, "documents": documents, "work": work}
+    return {"block": block, "args": args, "documents": documents, "work": work, "out": done.stdout}
 
 
 def test_the_doc_installs_the_chart_and_what_it_would_apply_is_valid(followed: dict[str, Any]) -> None:
@@ -281,3 +282,14 @@ def test_the_central_policy_the_doc_gives_is_the_one_the_seven_services_read(
         volumes = [v for v in pod["volumes"] if v.get("configMap", {}).get("name") == "modelguard-central-policy"]
         reads = name.removeprefix("modelguard-") in SERVICES
         assert bool(volumes) is reads and ("MODELGUARD_CENTRAL_POLICY" in env) is reads, name
+
+
+def test_the_doc_checks_the_central_policy_before_the_upgrade_that_gives_it(
+    central_policy_given: dict[str, Any],
+) -> None:
+    """`modelguard policy check-central` runs (the real one) on the copied file before `helm upgrade`; the block
+    stops there when a service's reader would refuse it (bash -e)."""
+    block, out = central_policy_given["block"], central_policy_given["out"]
+    check = "modelguard policy check-central central-policy.yaml"
+    assert check in block and block.index(check) < block.index("helm upgrade")
+    assert re.search(r"^central-policy\.yaml: the \d+ readers of the central policy accept it$", out, re.M), out
