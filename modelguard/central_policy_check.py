@@ -104,9 +104,9 @@ def refusal(reader: Reader, path: Path) -> str | None:
     """What ``reader`` says of the central policy at ``path`` in one line: None when it reads it."""
     try:
         reader.read(path)
-    except ValidationError as error:  # pydantic's own, over several lines: the MCL intake's reader raises it as is
+    except ValidationError as error:  # pydantic's own, over several lines, should a reader ever let one out
         return first_problem(error, reader.sections if len(reader.sections) == 1 else ())
-    except ValueError as error:  # every other reader's error is its own one-line ValueError
+    except ValueError as error:  # each reader's error is its own one-line ValueError
         return " ".join(str(error).split())
     return None
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from libs.policy.central import read_central_policy_document
+from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.errors import first_problem
 
 SECTION = "mcl_intake"
 
@@ -19,5 +20,9 @@ class MclIntakeLimits(BaseModel):
 
 
 def central_mcl_limits(path: Path | None = None) -> MclIntakeLimits:
-    """The ``mcl_intake`` section of ModelGuard's central policy file; raises pydantic's ValidationError."""
-    return MclIntakeLimits.model_validate(read_central_policy_document(path).get(SECTION) or {})
+    """The ``mcl_intake`` section of ModelGuard's central policy file; CentralPolicyError, in one line, when it is
+    missing or a limit is not one."""
+    try:
+        return MclIntakeLimits.model_validate(read_central_policy_document(path).get(SECTION) or {})
+    except ValidationError as error:
+        raise CentralPolicyError(f"{central_policy_path(path)}: {first_problem(error, (SECTION,))}") from None

@@ -115,15 +115,15 @@ def test_a_bad_field_is_refused_by_the_readers_of_its_section_naming_it(
     assert out[-1] == f"{path}: {len(refusing)} of the {len(READER_LABELS)} readers of the central policy refuse it"
 
 
-def test_every_failure_is_one_line_even_where_the_reader_raises_pydantic_s_own_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The MCL intake's reader raises pydantic's ValidationError (several lines); its report is one line."""
+def test_every_failure_is_one_line_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each reader says what it refuses in one line, after the file's path, the MCL intake's too."""
     path = _written(tmp_path, _document() | {"mcl_intake": 5, "delivery": "often"})
     code, out, _ = _check(path, capsys)
     failed = _lines(out, "FAIL")
     assert code == 1 and set(failed) == {"mcl_intake", "delivery"}
-    assert failed["mcl_intake"] == "mcl_intake: Input should be a valid dictionary or instance of MclIntakeLimits"
+    assert (
+        failed["mcl_intake"] == f"{path}: mcl_intake: Input should be a valid dictionary or instance of MclIntakeLimits"
+    )
     assert failed["delivery"] == f"{path}: the delivery section is a mapping"
     assert len(out) == len(READER_LABELS) + 1
 
