@@ -69,11 +69,11 @@ def _readers_refusal(path: Path) -> str | None:
     return None
 
 
-def _mounted(pod: dict[str, Any]) -> dict[str, Any]:
+def _mounted(pod: dict[str, Any], config_map: str = CONFIG_MAP) -> dict[str, Any]:
     """Where the pod's one container finds the central policy: the env variable, the mount, the volume."""
     [container] = pod["containers"]
     env = {e["name"]: e for e in container.get("env", [])}
-    volumes = {v["name"]: v for v in pod["volumes"] if v.get("configMap", {}).get("name") == CONFIG_MAP}
+    volumes = {v["name"]: v for v in pod["volumes"] if v.get("configMap", {}).get("name") == config_map}
     mounts = [m for m in container.get("volumeMounts", []) if m["name"] in volumes]
     return {"env": env.get("MODELGUARD_CENTRAL_POLICY"), "mounts": mounts, "volumes": list(volumes.values())}
 
@@ -114,6 +114,35 @@ def test_the_central_policy_is_a_configmap_mounted_read_only_into_every_service(
     for name in set(deployments) - READERS:
         assert _mounted(deployments[name]["spec"]["template"]["spec"]) == {"env": None, "mounts": [], "volumes": []}
     assert set(deployments) - READERS == {"modelguard-console", "modelguard-runner"}
+
+
+def test_a_central_policy_another_tool_manages_is_its_configmap_mounted_as_the_chart_s_would_be() -> None:
+    # GitOps: the policy's ConfigMap is kept by another tool or team; the chart renders none and mounts that one
+    theirs = "platform-central-policy"
+    documents = render("--set", f"centralPolicyConfigMap={theirs}")
+    assert CONFIG_MAP not in by_kind(documents, "ConfigMap") and theirs not in by_kind(documents, "ConfigMap")
+    deployments = by_kind(documents, "Deployment")
+    for name in READERS:
+        template = deployments[name]["spec"]["template"]
+        found = _mounted(template["spec"], theirs)
+        [volume], [mount] = found["volumes"], found["mounts"]
+        assert volume["configMap"] == {"name": theirs}, name
+        assert mount["readOnly"] is True and "subPath" not in mount, name
+        assert found["env"] == {"name": "MODELGUARD_CENTRAL_POLICY", "value": f"{mount['mountPath']}/central.yaml"}
+        assert "checksum/central-policy" not in template["metadata"].get("annotations", {}), "its text is not known"
+        assert kubernetes_problems(deployments[name]) == [], name
+    for name in set(deployments) - READERS:
+        assert _mounted(deployments[name]["spec"]["template"]["spec"], theirs)["volumes"] == [], name
+
+
+def test_a_central_policy_given_both_as_text_and_as_a_configmap_is_refused(tmp_path: Path) -> None:
+    given = _given(tmp_path, POLICY.read_text(encoding="utf-8"))
+    [error] = [
+        line
+        for line in render_error(*given, "--set", "centralPolicyConfigMap=theirs").splitlines()
+        if line.startswith("Error:")
+    ]
+    assert "centralPolicy" in error and "centralPolicyConfigMap" in error and "one" in error
 
 
 def test_the_workspace_runner_still_gets_no_configmap(tmp_path: Path) -> None:

@@ -99,3 +99,13 @@ capabilities: {drop: [ALL]}
 {{- define "modelguard.configChecksum" -}}
 {{ include (print $.Template.BasePath "/config.yaml") . | sha256sum }}
 {{- end -}}
+
+{{/* The ConfigMap the services read the platform's central policy from (its key central.yaml): the chart's own
+modelguard-central-policy when centralPolicy gives the text, the one centralPolicyConfigMap names when another tool
+keeps it; empty when neither (the image's own policy/central.yaml). Both at once is refused. */}}
+{{- define "modelguard.centralPolicyConfigMap" -}}
+{{- if and .Values.centralPolicy .Values.centralPolicyConfigMap }}
+{{- fail "give the central policy one way: centralPolicy (its text, rendered by the chart) or centralPolicyConfigMap (the name of a ConfigMap another tool keeps), not both" }}
+{{- end }}
+{{- if .Values.centralPolicy }}modelguard-central-policy{{ else }}{{ .Values.centralPolicyConfigMap }}{{ end }}
+{{- end -}}
