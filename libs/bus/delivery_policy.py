@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from libs.backoff import Backoff
-from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.central import CentralPolicyError, installed_central_policy, read_central_policy_document
 
 
 class DeliveryPolicyError(ValueError):
@@ -57,11 +57,9 @@ def _read(path: Path, mtime_ns: int) -> DeliveryPolicy:
 
 
 def default_delivery_policy(path: Path | None = None) -> DeliveryPolicy:
-    """The central policy's delivery section (``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``); the
-    defaults when no central policy file is installed."""
-    path = path or central_policy_path()
-    try:
-        mtime_ns = path.stat().st_mtime_ns
-    except FileNotFoundError:
+    """The central policy's delivery section (``path``, else ``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``);
+    the defaults when none was named and none is installed, a CentralPolicyError when the one named is not there."""
+    installed = installed_central_policy(path)
+    if installed is None:
         return DeliveryPolicy()
-    return _read(path, mtime_ns)
+    return _read(*installed)

@@ -39,7 +39,7 @@ from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
-from libs.bus.delivery_policy import default_delivery_policy
+from libs.bus.delivery_policy import DeliveryPolicyError, default_delivery_policy
 from libs.bus.external_input import (
     BatchVerdicts,
     DeadLetterVerdict,
@@ -64,6 +64,7 @@ from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
 from libs.observability.log_context import set_log_context
 from libs.observability.logging_setup import FASTSTREAM_LOGGER, configure_logging
+from libs.policy.central import CentralPolicyError
 from libs.settings import Settings, SettingsError, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
 from libs.state.open_state import state_database
@@ -797,7 +798,8 @@ def run_service(
         configure_logging(definition.name, settings.logging)
         collapse_repeated_lines()  # a broker that is away is said once, not sixty times a second
         runtime = ServiceRuntime(definition, settings, key, registry)
-    except SettingsError as exc:  # a setting the runtime's parts refuse as they are built: one line, not a trace
+    except (SettingsError, CentralPolicyError, DeliveryPolicyError) as exc:  # a setting, or the central policy's
+        # delivery section, the runtime's parts refuse as they are built: one line, not a trace
         print(f"{definition.name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     runtime.telemetry.install()
@@ -857,7 +859,7 @@ def serve(
         raise SystemExit(2) from None
     try:
         definition = build(settings, key)
-    except SettingsError as exc:
+    except (SettingsError, CentralPolicyError) as exc:  # a policy section its parts read as they are built
         print(f"{name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     run_service(definition, settings, key, registry, extend)

@@ -31,6 +31,22 @@ def central_policy_path(explicit: Path | None = None) -> Path:
     return Path(configured) if configured else DEFAULT_CENTRAL_POLICY
 
 
+def installed_central_policy(explicit: Path | None = None) -> tuple[Path, int] | None:
+    """The central policy file the section readers read, with its modification time (ns) to cache a reading by:
+    ``explicit``, else ``$MODELGUARD_CENTRAL_POLICY``, else this source tree's ``policy/central.yaml``. None only
+    when no file was named and the source tree holds none (an install without it: each reader's own defaults). A
+    file that was named and is not there is a CentralPolicyError: reading defaults instead would put the platform's
+    limits aside without a word (a ConfigMap mounted without its key, a mistyped path)."""
+    source = central_policy_path(explicit)
+    try:
+        return source, source.stat().st_mtime_ns
+    except FileNotFoundError:
+        named = explicit is not None or bool(os.environ.get(CENTRAL_POLICY_VARIABLE, "").strip())
+        if not named:
+            return None
+        raise CentralPolicyError(f"cannot read the central policy {source}: No such file or directory") from None
+
+
 def read_central_policy_document(path: Path | None = None) -> dict[str, Any]:
     """The whole central policy as a mapping."""
     source = central_policy_path(path)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.central import CentralPolicyError, installed_central_policy, read_central_policy_document
 from libs.policy.sandbox import SandboxPolicy
 
 
@@ -49,10 +49,9 @@ def _cached_default(path: Path, mtime_ns: int) -> SandboxPolicy:
 
 def default_sandbox_policy(path: Path | None = None) -> SandboxPolicy:
     """The central policy's sandbox section (``path``, else ``$MODELGUARD_CENTRAL_POLICY`` or
-    ``policy/central.yaml``); the built-in defaults when no central policy file is installed."""
-    path = path or central_policy_path()
-    try:
-        mtime_ns = path.stat().st_mtime_ns
-    except FileNotFoundError:
+    ``policy/central.yaml``); the built-in defaults when none was named and none is installed, a CentralPolicyError
+    when the one named is not there."""
+    installed = installed_central_policy(path)
+    if installed is None:
         return SandboxPolicy()
-    return _cached_default(path, mtime_ns)
+    return _cached_default(*installed)

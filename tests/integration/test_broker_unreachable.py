@@ -120,3 +120,25 @@ def test_a_service_started_without_its_signing_key_says_so_in_one_line(tmp_path:
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.startswith("ledger: cannot load its signing key or the key registry: ")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("service", ["ledger", "context"])
+def test_a_service_started_with_a_named_central_policy_that_is_not_there_says_so_in_one_line(
+    tmp_path: Path, service: str
+) -> None:
+    # a ConfigMap mounted without its key, a mistyped path: the service refuses, it does not run on the code's
+    # defaults (the ledger reads the delivery section at start; the context service the MCL intake's limits too)
+    provision_keys([service], tmp_path / "home" / "keys")
+    missing = tmp_path / "central-policy" / "central.yaml"
+    env = {
+        **os.environ,
+        "MODELGUARD_HOME": str(tmp_path / "home"),
+        "MODELGUARD_KAFKA_BOOTSTRAP": "127.0.0.1:1",
+        "MODELGUARD_CENTRAL_POLICY": str(missing),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", f"services.{service}.main"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == f"{service}: cannot read the central policy {missing}: No such file or directory\n"
+    assert "Traceback" not in done.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from libs.policy.central import CentralPolicyError, central_policy_path, read_central_policy_document
+from libs.policy.central import CentralPolicyError, installed_central_policy, read_central_policy_document
 
 SECTION = "workspace_images"
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -115,11 +115,9 @@ def _cached(path: Path, mtime_ns: int) -> WorkspaceImagePolicy:
 
 
 def default_image_policy(path: Path | None = None) -> WorkspaceImagePolicy:
-    """The central policy's section (``path``, else ``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``; no
-    file installed: nothing allowed)."""
-    path = path or central_policy_path()
-    try:
-        mtime_ns = path.stat().st_mtime_ns
-    except FileNotFoundError:
+    """The central policy's section (``path``, else ``$MODELGUARD_CENTRAL_POLICY`` or ``policy/central.yaml``; none
+    named and none installed: nothing allowed; the one named not there: a CentralPolicyError)."""
+    installed = installed_central_policy(path)
+    if installed is None:
         return WorkspaceImagePolicy()
-    return _cached(path, mtime_ns)
+    return _cached(*installed)

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from libs.bus.delivery_policy import DeliveryPolicy, DeliveryPolicyError, default_delivery_policy, delivery_policy_from
+from libs.policy import central
+from libs.policy.central import CentralPolicyError
 
 
 def test_waits_double_up_to_the_cap_unless_the_failure_asks_for_longer() -> None:
@@ -16,12 +18,21 @@ def test_waits_double_up_to_the_cap_unless_the_failure_asks_for_longer() -> None
     assert [policy.exhausted(n) for n in (4, 5, 6)] == [False, True, True]
 
 
+def test_the_defaults_only_when_no_central_policy_is_named_or_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MODELGUARD_CENTRAL_POLICY", raising=False)
+    monkeypatch.setattr(central, "DEFAULT_CENTRAL_POLICY", tmp_path / "not-installed.yaml")
+    assert default_delivery_policy() == DeliveryPolicy()
+
+
 def test_the_shipped_central_policy_has_a_delivery_section() -> None:
     assert default_delivery_policy() == DeliveryPolicy(max_attempts=10, backoff_base_s=1.0, backoff_cap_s=60.0)
 
 
-def test_a_missing_file_gives_the_defaults_and_a_bad_section_one_readable_line(tmp_path: Path) -> None:
-    assert default_delivery_policy(tmp_path / "absent.yaml") == DeliveryPolicy()
+def test_a_missing_named_file_and_a_bad_section_are_one_readable_line(tmp_path: Path) -> None:
+    with pytest.raises(CentralPolicyError, match=r"absent\.yaml: No such file or directory"):
+        default_delivery_policy(tmp_path / "absent.yaml")
     with pytest.raises(DeliveryPolicyError, match=r"^central\.yaml: delivery\.max_attempts: Input should be greater"):
         delivery_policy_from({"max_attempts": 0}, "central.yaml")
     with pytest.raises(DeliveryPolicyError, match=r"delivery\.retries: Extra inputs are not permitted"):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from libs.policy import central
+from libs.policy.central import CentralPolicyError
 from libs.policy.model_policy import WorkspacePolicy
 from libs.sandbox.job.image_policy import (
     ImageRefused,
@@ -76,6 +78,15 @@ def test_a_central_policy_file_named_is_read_not_the_environment_s(
     named.write_text("workspace_images:\n  allowed: [registry.example.com/ml/]\n", encoding="utf-8")
     monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(tmp_path / "absent.yaml"))
     assert default_image_policy(named).allowed == ("registry.example.com/ml/",)
+    with pytest.raises(CentralPolicyError, match=r"absent\.yaml"):
+        default_image_policy()  # named and not there: refused, not the empty list of the code's defaults
+
+
+def test_no_image_is_allowed_when_no_central_policy_is_named_or_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MODELGUARD_CENTRAL_POLICY", raising=False)
+    monkeypatch.setattr(central, "DEFAULT_CENTRAL_POLICY", tmp_path / "not-installed.yaml")
     assert default_image_policy().allowed == ()
 
 
