@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 import requests
-from datahub.configuration.common import OperationalError
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.emitter.rest_emitter import EmitMode
 from datahub.ingestion.graph.client import DataHubGraph
@@ -103,15 +102,15 @@ class GmsIncidentStore:
     def _read(self, urn: str, fetch: Callable[[], A | None]) -> A | None:
         try:
             aspect = fetch()
-        except (requests.RequestException, OSError) as exc:  # requests' own ValueErrors (not JSON) are among these
-            raise self._failure("read", urn, exc) from None
-        except OperationalError as exc:
-            if not isinstance(exc.__cause__, requests.RequestException):
-                raise ChannelRejected(self.redactor.redact(f"DataHub GMS read {urn} failed: {exc}"[:500])) from None
-            # the SDK's POSTed reads (the assertion run's) wrap GMS's HTTP error: classed by its status like the rest
-            raise self._failure("read", urn, exc) from None
-        except Exception as exc:  # the SDK reads GMS's answer as the shape it expects: AttributeError, GraphError,
-            # a ValueError for a missing required field; the same answer comes again, so it is not retried
+        except Exception as exc:
+            if isinstance(exc, (requests.RequestException, OSError)) or isinstance(
+                exc.__cause__, requests.RequestException
+            ):
+                # the transport's errors (requests' own ValueErrors, not JSON, among them), and GMS's HTTP errors the
+                # SDK's POSTed reads (the assertion run's) wrap in an OperationalError: classed by their status
+                raise self._failure("read", urn, exc) from None
+            # else the SDK read GMS's answer as the shape it expects: AttributeError, GraphError, a ValueError for a
+            # missing required field; the same answer comes again, so it is not retried
             why = f"DataHub GMS read {urn} answered in a shape the publisher cannot read: {type(exc).__name__}: {exc}"
             raise ChannelRejected(self.redactor.redact(why[:500])) from None
         if aspect is not None and not aspect.validate():  # the SDK checks a union's type, not a field's
