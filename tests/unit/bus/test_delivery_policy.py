@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from libs.bus.delivery_policy import DeliveryPolicy, DeliveryPolicyError, default_delivery_policy, delivery_policy_from
-from libs.policy import central
 from libs.policy.central import CentralPolicyError
 
 
@@ -16,14 +15,6 @@ def test_waits_double_up_to_the_cap_unless_the_failure_asks_for_longer() -> None
     assert [policy.delay(n, asked_s=0.1) for n in range(1, 7)] == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
     assert policy.delay(1, asked_s=300.0) == 300.0  # a rate limit's reset is honoured
     assert [policy.exhausted(n) for n in (4, 5, 6)] == [False, True, True]
-
-
-def test_the_defaults_only_when_no_central_policy_is_named_or_installed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("MODELGUARD_CENTRAL_POLICY", raising=False)
-    monkeypatch.setattr(central, "DEFAULT_CENTRAL_POLICY", tmp_path / "not-installed.yaml")
-    assert default_delivery_policy() == DeliveryPolicy()
 
 
 def test_the_shipped_central_policy_has_a_delivery_section() -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from libs.policy import central
 from libs.policy.central import CentralPolicyError
 from libs.policy.model_policy import WorkspacePolicy
 from libs.sandbox.job.image_policy import (
@@ -80,14 +79,6 @@ def test_a_central_policy_file_named_is_read_not_the_environment_s(
     assert default_image_policy(named).allowed == ("registry.example.com/ml/",)
     with pytest.raises(CentralPolicyError, match=r"absent\.yaml"):
         default_image_policy()  # named and not there: refused, not the empty list of the code's defaults
-
-
-def test_no_image_is_allowed_when_no_central_policy_is_named_or_installed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("MODELGUARD_CENTRAL_POLICY", raising=False)
-    monkeypatch.setattr(central, "DEFAULT_CENTRAL_POLICY", tmp_path / "not-installed.yaml")
-    assert default_image_policy().allowed == ()
 
 
 def _spec(**workspace: object) -> dict[str, object]:

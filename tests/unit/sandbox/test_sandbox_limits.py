@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from libs.policy import central
 from libs.policy.central import DEFAULT_CENTRAL_POLICY, CentralPolicyError
 from libs.policy.sandbox import SandboxLimits, SandboxPolicy
 from libs.sandbox.limits import (
@@ -70,16 +69,6 @@ def test_the_central_policy_file_is_found_through_the_environment(
     monkeypatch.setenv("MODELGUARD_CENTRAL_POLICY", str(tmp_path / "absent.yaml"))
     with pytest.raises(CentralPolicyError, match=r"absent\.yaml: No such file or directory"):
         default_sandbox_policy()  # the platform's limits are not put aside for the code's without a word
-
-
-def test_the_built_in_limits_only_when_no_central_policy_is_named_or_installed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("MODELGUARD_CENTRAL_POLICY", raising=False)
-    monkeypatch.setattr(central, "DEFAULT_CENTRAL_POLICY", tmp_path / "not-installed.yaml")
-    assert default_sandbox_policy() == SandboxPolicy()
-    with pytest.raises(CentralPolicyError, match=r"given\.yaml: No such file or directory"):
-        default_sandbox_policy(tmp_path / "given.yaml")
 
 
 def test_a_central_policy_file_named_is_read_not_the_environment_s(
