@@ -139,7 +139,7 @@ class EvaluationCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
         with os.fdopen(fd, "w") as out:
-            json.dump(document, out)
+            out.write(json.dumps(document))  # json.dump to a file takes the pure-Python encoder: 1.9x slower here
         os.replace(tmp, path)
 
     def _path(self, key: str) -> Path:
