@@ -33,7 +33,7 @@ from libs.patch_guard.module_uses import resolver_with
 from libs.patch_guard.name_resolution import BUILTIN_NAMES
 from libs.patch_guard.refused_names import REFUSED_ATTRIBUTES, RefusedCategory, refused_category
 from libs.patch_guard.string_references import folded_string, names_label, outside_reference
-from libs.python_source.tree_walk import parents_of, walked
+from libs.python_source.tree_walk import nodes_of, parents_of
 
 MODULE_NAMES = frozenset(sys.stdlib_module_names) | frozenset(MODULE_ALIASES) | {"__builtins__", "builtins"}
 """Names that are a module even when nothing in a hunk read alone imports them."""
@@ -45,6 +45,10 @@ MUTATING_METHODS = frozenset(
 MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
 """Module-level functions that answer for every name the module does not have (PEP 562)."""
 MAX_SHOWN = 60
+SCANNED_NODES = ast.Import | ast.ImportFrom | ast.Name | ast.Attribute | ast.Subscript | ast.Call | ast.While
+SCANNED_NODES |= ast.Assign | ast.Global | ast.keyword | ast.Constant | ast.JoinedStr | ast.BinOp
+"""The nodes an always-refused construct can be on (``_Scan._node`` finds nothing on any other: of the other
+expressions none is a string ``folded_string`` reads)."""
 
 
 @dataclass(frozen=True)
@@ -94,11 +98,13 @@ class _Scan:
         self.parents = parents_of(tree)
         self.imported = _import_bound_names(tree)
         self.functions = {
-            node.name for node in walked(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            node.name
+            for node in nodes_of(tree, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         }
 
     def findings(self) -> Iterator[tuple[RefusedFinding, ast.AST]]:
-        for node in walked(self.tree):
+        for node in nodes_of(self.tree, SCANNED_NODES):
             for category, description in self._node(node):
                 line = getattr(node, "lineno", 0)
                 yield RefusedFinding(category=category, description=description, line=line), node
@@ -260,7 +266,7 @@ def _imports(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[RefusedCategor
 
 def _import_bound_names(tree: ast.AST) -> frozenset[str]:
     names: set[str] = set()
-    for node in walked(tree):
+    for node in nodes_of(tree, ast.Import | ast.ImportFrom):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names.update(alias.asname or alias.name.split(".", 1)[0] for alias in node.names if alias.name != "*")
     return frozenset(names)

@@ -36,9 +36,9 @@ from libs.patch_guard.constructs import (
     forbidden_category,
     normalised,
 )
-from libs.patch_guard.name_resolution import Resolver, literal_getattr
+from libs.patch_guard.name_resolution import literal_getattr, resolver_of
 from libs.patch_guard.path_values import PathValues
-from libs.python_source.tree_walk import parents_of, walked
+from libs.python_source.tree_walk import nodes_of, parents_of
 
 REEXPORTED_MODULES = frozenset(
     {"os", "posix", "sys", "subprocess", "builtins", "__builtins__", "importlib", "socket", "shutil", "ctypes"}
@@ -53,6 +53,8 @@ FILE_MODE = re.compile(r"^[rwxabtU+]{1,5}$")
 WRITING_MODE_CHARACTERS = frozenset("wax+")
 PATH_MOVING_METHODS = frozenset({"rename", "replace"})
 """File moves on a ``pathlib.Path``, value operations on a Series or a string: refused on a path receiver."""
+SCANNED_NODES = ast.Import | ast.ImportFrom | ast.Name | ast.Attribute | ast.Call | ast.Constant
+"""The nodes a forbidden construct can be on (``_ModuleScan._node`` finds nothing on any other)."""
 
 
 class ConstructFinding(BaseModel):
@@ -88,12 +90,12 @@ def new_constructs(before: list[ConstructFinding], after: list[ConstructFinding]
 class _ModuleScan:
     def __init__(self, tree: ast.AST) -> None:
         self.tree = tree
-        self.resolver = Resolver(tree)
+        self.resolver = resolver_of(tree)
         self.paths = PathValues(tree, self.resolver)
         self.parents = parents_of(tree)
 
     def findings(self) -> Iterator[ConstructFinding]:
-        for node in walked(self.tree):
+        for node in nodes_of(self.tree, SCANNED_NODES):
             line = getattr(node, "lineno", 0)
             for category, description in self._node(node):
                 yield ConstructFinding(category=category, description=description, line=line)

@@ -17,16 +17,19 @@ import tokenize
 import unicodedata
 from collections.abc import Iterator
 
-from libs.python_source.tree_walk import walked
+from libs.python_source.tree_walk import nodes_of
 
 WIDTH_PREFIXES = frozenset({"FULLWIDTH", "HALFWIDTH"})
 WORD = re.compile(r"[^\W\d]\w*")
+NAMING_NODES = ast.Name | ast.Attribute | ast.arg | ast.keyword | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+NAMING_NODES |= ast.alias
+"""The nodes that hold an identifier."""
 
 
 def tree_identifiers(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """(line, identifier) of every name the syntax tree holds, after NFKC: also those inside an f-string,
     which :mod:`tokenize` leaves in one string token before Python 3.12."""
-    for node in walked(tree):
+    for node in nodes_of(tree, NAMING_NODES):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Name):
             yield line, node.id

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from libs.patch_guard.constructs import normalised
-from libs.patch_guard.name_resolution import Resolver, literal_getattr
-from libs.python_source.tree_walk import parents_of, walked
+from libs.patch_guard.name_resolution import BINDING_NODES, Resolver, literal_getattr, resolver_of
+from libs.python_source.tree_walk import nodes_of, parents_of
 
 UseKind = Literal["name", "attribute", "import"]
+USE_NODES = ast.Import | ast.ImportFrom | ast.Name | ast.Attribute | ast.Call
+"""The nodes a use can be on (``_UseScan._node`` finds nothing on any other)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -66,7 +68,7 @@ def module_uses(
 def resolver_with(tree: ast.Module, outer_imports: tuple[ast.stmt, ...]) -> Resolver:
     """Alias resolution for ``tree``, with imports made elsewhere (the rest of the hunks) in scope."""
     if not outer_imports:
-        return Resolver(tree)
+        return resolver_of(tree)
     return Resolver(ast.Module(body=[*outer_imports, *tree.body], type_ignores=[]))
 
 
@@ -78,7 +80,7 @@ def bound_names(tree: ast.AST) -> frozenset[str]:
     """Every name ``tree`` binds other than by an import (assignments, parameters, definitions, loop and
     ``with`` targets...): an import's name is resolved, never a local."""
     names: set[str] = set()
-    for node in walked(tree):
+    for node in nodes_of(tree, BINDING_NODES):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.arg):
@@ -94,7 +96,7 @@ def own_attribute_names(tree: ast.AST) -> frozenset[str]:
     """Attribute names the module gives its own objects: what a class body defines or assigns, and
     ``self.<name> = ...``; never a dunder name."""
     names: set[str] = set()
-    for node in walked(tree):
+    for node in nodes_of(tree, ast.ClassDef | ast.Attribute):
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
                 if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -121,7 +123,7 @@ class _UseScan:
         self.parents = parents_of(tree)
 
     def uses(self) -> Iterator[tuple[Use, int]]:
-        for node in walked(self.tree):
+        for node in nodes_of(self.tree, USE_NODES):
             line = getattr(node, "lineno", 0)
             for use in self._node(node):
                 yield use, line

@@ -15,9 +15,13 @@ import ast
 import builtins
 from collections import defaultdict
 
-from libs.python_source.tree_walk import walked
+from libs.python_source.tree_facts import kept_with
+from libs.python_source.tree_walk import nodes_of
 
 MAX_ROUNDS = 8
+BINDING_NODES = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.arg | ast.ExceptHandler | ast.Name
+BINDING_NODES |= ast.MatchAs | ast.MatchStar
+"""The nodes that can bind a name other than by an import or an assignment."""
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__builtins__", "__loader__", "__spec__", "__file__", "__package__"}
 """Names every module can use without binding them."""
 
@@ -62,7 +66,7 @@ class Resolver:
         return set()
 
     def _bind_imports(self, tree: ast.AST) -> None:
-        for node in walked(tree):
+        for node in nodes_of(tree, ast.Import | ast.ImportFrom):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -79,6 +83,12 @@ class Resolver:
                         self.aliases[bound].add(f"{node.module}.{alias.name}")
                     else:
                         self.local.add(bound)
+
+
+def resolver_of(tree: ast.AST) -> Resolver:
+    """The resolution of ``tree``'s names, made once per tree: every check of a file reads the same one (a resolver
+    is never changed once made)."""
+    return kept_with(tree, "resolver", lambda: Resolver(tree))
 
 
 def literal_getattr(node: ast.AST) -> tuple[ast.expr, str] | None:
@@ -99,7 +109,7 @@ def literal_getattr(node: ast.AST) -> tuple[ast.expr, str] | None:
 def _assignments(tree: ast.AST) -> list[tuple[str, ast.expr]]:
     """(name, value) of every assignment of a value to a plain name, tuples unpacked pairwise."""
     pairs: list[tuple[str, ast.expr]] = []
-    for node in walked(tree):
+    for node in nodes_of(tree, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr | ast.arguments):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 pairs.extend(_pairs(target, node.value))
@@ -129,7 +139,7 @@ def _other_bindings(tree: ast.AST) -> set[str]:
     """Names bound by something other than an import or a resolvable assignment: definitions,
     parameters, loop and ``with`` targets, handlers, comprehension variables, unpacking."""
     bound: set[str] = set()
-    for node in walked(tree):
+    for node in nodes_of(tree, BINDING_NODES):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bound.add(node.name)
         elif isinstance(node, ast.arg):

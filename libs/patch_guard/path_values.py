@@ -14,7 +14,7 @@ import ast
 
 from libs.patch_guard.constructs import normalised
 from libs.patch_guard.name_resolution import MAX_ROUNDS, Resolver
-from libs.python_source.tree_walk import walked
+from libs.python_source.tree_walk import nodes_of
 from libs.python_source.untrusted_parsing import parse_expression
 
 PATH_CLASSES = frozenset(
@@ -81,14 +81,14 @@ class PathValues:
         return any(isinstance(part, ast.expr) and self._is_path_class(part) for part in ast.walk(annotation))
 
     def _annotated(self, tree: ast.AST) -> None:
-        for node in walked(tree):
+        for node in nodes_of(tree, ast.arg | ast.AnnAssign):
             if isinstance(node, ast.arg) and self._annotation_is_path(node.annotation):
                 self.names.add(node.arg)
             elif isinstance(node, ast.AnnAssign) and self._annotation_is_path(node.annotation):
                 self._bind(node.target)
 
     def _assigned(self, tree: ast.AST) -> None:
-        for node in walked(tree):
+        for node in nodes_of(tree, ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.comprehension):
             if isinstance(node, ast.Assign) and self.is_path(node.value):
                 for target in node.targets:
                     self._bind(target)
