@@ -51,6 +51,8 @@ class GuardRequest:
     """The files the patch's author says it changes; they must be exactly the diff's files."""
     approved: Path | None = None
     """The approved (base) revision's tree: a name its version of a file used is not new code (a revert)."""
+    trees: SourceTrees | None = None
+    """The parsed texts to share with the other guard calls of one repair handling; None: this call's own."""
 
 
 def check_patch(request: GuardRequest) -> GuardReport:
@@ -76,7 +78,7 @@ def check_patch(request: GuardRequest) -> GuardReport:
 def _checks(request: GuardRequest, changes: list[FileChange]) -> list[CheckResult]:
     policy, workspace = request.policy, request.workspace
     images = file_images(changes, workspace, request.approved)
-    trees = SourceTrees()  # the whole-file checks share one parse of each text
+    trees = request.trees if request.trees is not None else SourceTrees()  # one parse of each text for every check
     return [
         check_not_empty(changes),
         check_no_binary(changes),

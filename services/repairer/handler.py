@@ -19,6 +19,7 @@ from contracts.common import AssetOwners
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from contracts.outcomes import Outcome
 from libs.patch_guard.policy import GuardPolicyError
+from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.workspace_config import WorkspaceConfigError
 from libs.policy.model_policy import WorkspacePolicy
 from libs.policy.repair import RepairNarrowing, RepairPolicy
@@ -171,7 +172,9 @@ def _smallest_permitted_edit(
             continue
         edits.append(edit)
     # The smallest edit first (the catalogue's order among equals), and the first the guard permits is the proposal:
-    # the same one as checking every edit and taking the smallest permitted, with fewer guard checks.
+    # the same one as checking every edit and taking the smallest permitted, with fewer guard checks. The checks share
+    # one parse of each file text (the files before the edits, the base revision's), for this handling only.
+    trees = SourceTrees()
     for edit in sorted(edits, key=_size_for_the_guard):
         verdict = check_patch(
             ProposedPatch(strategy=edit.strategy, unified_diff=edit.unified_diff, files=edit.files),
@@ -179,6 +182,7 @@ def _smallest_permitted_edit(
             workspace_spec,
             workspace=context.candidate.root,
             approved=context.base.root if context.base is not None else None,
+            trees=trees,
         )
         if verdict.allowed:
             return _proposal(target, edit, verdict)

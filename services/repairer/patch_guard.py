@@ -24,6 +24,7 @@ from libs.patch_guard.guard import GuardRequest
 from libs.patch_guard.guard import check_patch as run_guard
 from libs.patch_guard.policy import EffectivePolicy, GuardPolicyError, load_central_policy, narrowed_policy
 from libs.patch_guard.report import GuardReport
+from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.workspace_config import WorkspaceConfigError, command_protected_paths, workspace_repair_config
 from libs.policy.model_policy import WorkspacePolicy
 from libs.policy.repair import RepairNarrowing, RepairPolicy
@@ -102,9 +103,11 @@ def check_patch(
     workspace_spec: WorkspacePolicy | None = None,
     workspace: Path | None = None,
     approved: Path | None = None,
+    trees: SourceTrees | None = None,
 ) -> GuardVerdict:
     """Every rule the patch breaks; ``allowed`` only when it breaks none. ``approved`` is the base revision's
-    tree: names its version of a file used count as already used (so a revert may bring them back)."""
+    tree: names its version of a file used count as already used (so a revert may bring them back). ``trees``: the
+    parsed files shared by the guard calls of one handling (each file's text parsed and analysed once)."""
     try:
         policy = guard_policy(repair_policy, workspace_spec)
     except (GuardPolicyError, WorkspaceConfigError) as error:
@@ -117,6 +120,7 @@ def check_patch(
         strategy=patch.strategy,
         declared_files=patch.files or None,
         approved=approved,
+        trees=trees,
     )
     return verdict_of(run_guard(request))
 

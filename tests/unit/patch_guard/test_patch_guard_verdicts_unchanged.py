@@ -22,6 +22,7 @@ import pytest
 from libs.patch_guard.guard import GuardRequest, check_patch
 from libs.patch_guard.policy import EffectivePolicy, load_central_policy, narrowed_policy
 from libs.patch_guard.report import GuardReport
+from libs.patch_guard.source_trees import SourceTrees
 from tests.unit.patch_guard.model_workspace import CONFIG, build_workspace
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -44,13 +45,14 @@ def report_summary(report: GuardReport) -> dict[str, Any]:
     return {"sha256": hashlib.sha256(canonical).hexdigest(), "failed": failed}
 
 
-def judge_corpus(workspace: Path, policy: EffectivePolicy) -> dict[str, Any]:
-    """Each patch judged against ``workspace`` and by its hunks alone."""
+def judge_corpus(workspace: Path, policy: EffectivePolicy, trees: SourceTrees | None = None) -> dict[str, Any]:
+    """Each patch judged against ``workspace`` and by its hunks alone; ``trees``: one tree cache every call reads,
+    as the guard calls of one repair handling do (None: each call its own)."""
     summaries: dict[str, Any] = {}
     for patch in sorted(CORPUS.glob("*.patch")):
         raw = patch.read_bytes()
         for mode, where in (("workspace", workspace), ("hunks", None)):
-            request = GuardRequest(patch=raw, policy=policy, workspace=where)
+            request = GuardRequest(patch=raw, policy=policy, workspace=where, trees=trees)
             summaries[f"{patch.stem} ({mode})"] = report_summary(check_patch(request))
     return summaries
 
@@ -65,9 +67,10 @@ def policy() -> EffectivePolicy:
     return narrowed_policy(load_central_policy(), CONFIG)
 
 
-def test_every_corpus_report_is_the_one_recorded(workspace: Path, policy: EffectivePolicy) -> None:
+@pytest.mark.parametrize("shared", [False, True], ids=["a tree cache per call", "one tree cache for every call"])
+def test_every_corpus_report_is_the_one_recorded(workspace: Path, policy: EffectivePolicy, shared: bool) -> None:
     recorded = json.loads(REPORTS.read_text(encoding="utf-8"))
-    judged = judge_corpus(workspace, policy)
+    judged = judge_corpus(workspace, policy, SourceTrees() if shared else None)
     assert sorted(judged) == sorted(recorded)
     changed = [name for name in recorded if judged[name] != recorded[name]]
     assert not changed, changed

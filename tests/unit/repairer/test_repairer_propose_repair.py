@@ -126,6 +126,36 @@ def test_the_guard_checks_the_smallest_edit_first_and_a_larger_one_only_when_the
     assert checked == ["revert_change", "guarded_division"] and len(result.violations) == 2
 
 
+def test_the_guard_checks_of_one_handling_share_their_parsed_trees_and_another_handling_has_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file before the edits and the base revision's are the same for every edit of a handling: parsed (and
+    analysed) once for all its guard checks; nothing is kept from one handling to the next."""
+    import services.repairer.handler as handler
+
+    shared: list[list[object]] = []
+    real = handler.check_patch
+
+    def spying(patch: Any, *args: Any, **kwargs: Any) -> Any:
+        shared[-1].append(kwargs["trees"])
+        verdict = real(patch, *args, **kwargs)
+        if patch.strategy == "revert_change":
+            rule = GuardViolation(rule="path_protected", detail="refused by the test")
+            return verdict.model_copy(update={"allowed": False, "violations": (rule,)})
+        return verdict
+
+    monkeypatch.setattr(handler, "check_patch", spying)
+    asserted = FEATURES.replace('    """Per month."""\n', '    """Per month."""\n    assert months > 0\n')
+    base = write_tree(tmp_path / "base", {"pkg/features.py": asserted})
+    for _ in range(2):
+        shared.append([])
+        result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+        assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
+    first, second = shared
+    assert len(first) == 2 and first[0] is first[1] is not None
+    assert len(second) == 2 and second[0] is second[1] and second[0] is not first[0]
+
+
 def test_a_division_revert_and_guard_of_the_same_size_keep_the_catalogue_order(tmp_path: Path) -> None:
     base = write_tree(tmp_path / "base", {"pkg/features.py": BASE})
     result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
