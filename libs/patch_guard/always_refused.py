@@ -33,6 +33,7 @@ from libs.patch_guard.module_uses import resolver_with
 from libs.patch_guard.name_resolution import BUILTIN_NAMES
 from libs.patch_guard.refused_names import REFUSED_ATTRIBUTES, RefusedCategory, refused_category
 from libs.patch_guard.string_references import folded_string, names_label, outside_reference
+from libs.python_source.tree_facts import kept_with
 from libs.python_source.tree_walk import nodes_of, parents_of
 
 MODULE_NAMES = frozenset(sys.stdlib_module_names) | frozenset(MODULE_ALIASES) | {"__builtins__", "builtins"}
@@ -66,7 +67,20 @@ def refused_constructs(
     tree: ast.Module, labels: tuple[str, ...] = (), outer_imports: tuple[ast.stmt, ...] = ()
 ) -> list[tuple[RefusedFinding, ast.AST]]:
     """Every always-refused construct of ``tree`` with the node it is on, in source order; ``outer_imports``
-    resolve its names too (for a hunk parsed alone: the imports the rest of the hunks make)."""
+    resolve its names too (for a hunk parsed alone: the imports the rest of the hunks make). Without them the
+    answer for ``labels`` is kept with the tree for the next call."""
+    if outer_imports:
+        return _refused_constructs(tree, labels, outer_imports)
+    by_labels: dict[tuple[str, ...], tuple[tuple[RefusedFinding, ast.AST], ...]] = kept_with(tree, "refused", dict)
+    known = by_labels.get(labels)
+    if known is None:
+        known = by_labels[labels] = tuple(_refused_constructs(tree, labels, ()))
+    return list(known)
+
+
+def _refused_constructs(
+    tree: ast.Module, labels: tuple[str, ...], outer_imports: tuple[ast.stmt, ...]
+) -> list[tuple[RefusedFinding, ast.AST]]:
     found = list(_Scan(tree, labels, outer_imports).findings())
     unique = {(finding.key, finding.line, id(node)): (finding, node) for finding, node in found}
     return sorted(unique.values(), key=lambda pair: (pair[0].line, pair[0].description, pair[0].category))

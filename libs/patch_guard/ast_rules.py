@@ -38,6 +38,7 @@ from libs.patch_guard.constructs import (
 )
 from libs.patch_guard.name_resolution import literal_getattr, resolver_of
 from libs.patch_guard.path_values import PathValues
+from libs.python_source.tree_facts import kept_with
 from libs.python_source.tree_walk import nodes_of, parents_of
 
 REEXPORTED_MODULES = frozenset(
@@ -70,8 +71,10 @@ class ConstructFinding(BaseModel):
 
 
 def forbidden_constructs(tree: ast.AST, categories: Collection[Category]) -> list[ConstructFinding]:
-    """Every forbidden construct of ``tree`` in the given categories, in source order."""
-    findings = [finding for finding in _ModuleScan(tree).findings() if finding.category in categories]
+    """Every forbidden construct of ``tree`` in the given categories, in source order. The tree is scanned once
+    (every category: the scan does not read them), and the scan kept with it for the next call."""
+    scanned = kept_with(tree, "forbidden_constructs", lambda: tuple(_ModuleScan(tree).findings()))
+    findings = [finding for finding in scanned if finding.category in categories]
     return sorted(findings, key=lambda finding: (finding.line, finding.description))
 
 

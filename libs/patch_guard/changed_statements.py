@@ -5,6 +5,11 @@ A simple statement is changed when any of its lines is an added line; a compound
 its first line, up to the line before its body); the statements of its body are judged on their own. So a
 call split over lines is changed when only its argument line changes, and a ``while`` loop is changed when
 its ``while`` line is, not when a line of its body is.
+
+A node belongs to the nearest statement (or clause) above it, read from the tree's kept walk and parents
+(:mod:`libs.python_source.tree_walk`), not from another walk of each statement. Context and operator nodes
+(``Load``, ``Add``...: nodes without fields) are not any one statement's: CPython shares one of each between all
+trees, and nothing is judged on them.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection
 
-from libs.python_source.tree_walk import walked
+from libs.python_source.tree_walk import parents_of, walked
 
 
 class ChangedStatements:
@@ -20,11 +25,19 @@ class ChangedStatements:
         """``added_lines`` None: every statement counts as changed (a hunk parsed alone is all added)."""
         self.added = None if added_lines is None else frozenset(added_lines)
         self.span_of: dict[ast.AST, tuple[int, int]] = {}
-        for block in walked(tree):
-            if isinstance(block, ast.stmt | ast.ExceptHandler | ast.match_case):
-                span = own_lines(block)
-                for node in _own_nodes(block):
-                    self.span_of[node] = span
+        parents = parents_of(tree)
+        spans: dict[ast.AST, tuple[int, int]] = {}
+        for node in walked(tree):  # a parent comes before its children
+            parent = parents.get(node)
+            if parent is None or _is_block(node) or not node._fields:
+                continue
+            if isinstance(parent, ast.stmt | ast.ExceptHandler | ast.match_case):
+                span = spans.get(parent)
+                if span is None:
+                    span = spans[parent] = own_lines(parent)
+                self.span_of[node] = span
+            elif parent in self.span_of:
+                self.span_of[node] = self.span_of[parent]
 
     def changed(self, node: ast.AST) -> bool:
         if self.added is None:
@@ -51,17 +64,6 @@ def own_lines(block: ast.stmt | ast.ExceptHandler | ast.match_case) -> tuple[int
         return first, block.end_lineno or block.lineno
     body_start = min(part[0].lineno for part in bodies)
     return first, max(block.lineno, body_start - 1)
-
-
-def _own_nodes(block: ast.AST) -> list[ast.AST]:
-    """The nodes of a statement or clause that are not inside one of its body statements or clauses."""
-    nodes: list[ast.AST] = []
-    pending = [child for child in ast.iter_child_nodes(block) if not _is_block(child)]
-    while pending:
-        node = pending.pop()
-        nodes.append(node)
-        pending.extend(child for child in ast.iter_child_nodes(node) if not _is_block(child))
-    return nodes
 
 
 def _is_block(node: ast.AST) -> bool:

@@ -26,6 +26,7 @@ from typing import Literal
 
 from libs.patch_guard.constructs import normalised
 from libs.patch_guard.name_resolution import BINDING_NODES, Resolver, literal_getattr, resolver_of
+from libs.python_source.tree_facts import kept_with
 from libs.python_source.tree_walk import nodes_of, parents_of
 
 UseKind = Literal["name", "attribute", "import"]
@@ -58,9 +59,15 @@ def module_uses(
 ) -> dict[Use, int]:
     """Every use in ``tree`` with the first line it appears on. For a hunk parsed alone, ``outer_locals``
     are the names the rest of the hunks bind, and ``outer_imports`` the imports they make, which resolve
-    the hunk's names as if they were in it."""
+    the hunk's names as if they were in it. A whole module's uses are kept with its tree for the next call."""
+    if outer_locals or outer_imports:
+        return _first_lines(_UseScan(tree, outer_locals, outer_imports))
+    return dict(kept_with(tree, "module_uses", lambda: _first_lines(_UseScan(tree, outer_locals, outer_imports))))
+
+
+def _first_lines(scan: _UseScan) -> dict[Use, int]:
     found: dict[Use, int] = {}
-    for use, line in _UseScan(tree, outer_locals, outer_imports).uses():
+    for use, line in scan.uses():
         found.setdefault(use, line)
     return found
 
