@@ -62,7 +62,8 @@ def module_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     def counting(source: str | bytes, *args: Any, **kwargs: Any) -> ast.AST:
         if kwargs.get("mode", "exec") == "exec":
             seen.append(source.decode("utf-8") if isinstance(source, bytes) else source)
-        return real(source, *args, **kwargs)
+        tree: ast.AST = real(source, *args, **kwargs)
+        return tree
 
     monkeypatch.setattr(ast, "parse", counting)
     return seen
