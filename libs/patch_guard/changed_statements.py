@@ -62,8 +62,14 @@ def own_lines(block: ast.stmt | ast.ExceptHandler | ast.match_case) -> tuple[int
     ]
     if not bodies:
         return first, block.end_lineno or block.lineno
-    body_start = min(part[0].lineno for part in bodies)
+    body_start = min(_first_line(part[0]) for part in bodies)
     return first, max(block.lineno, body_start - 1)
+
+
+def _first_line(node: ast.AST) -> int:
+    """Where a body's first statement or clause starts: a ``case`` clause has no position of its own in the tree
+    (Python gives it none), its pattern has."""
+    return node.pattern.lineno if isinstance(node, ast.match_case) else node.lineno  # type: ignore[attr-defined]
 
 
 def _is_block(node: ast.AST) -> bool:

@@ -45,3 +45,30 @@ def test_an_except_clause_owns_its_types_and_name() -> None:
     tree = parse_module(HANDLER)
     expected = {node: span for node, span in spans_by_walking_each_statement(tree).items() if node._fields}
     assert ChangedStatements(tree, set()).span_of == expected and expected
+
+
+MATCHING = (
+    "def kind(value):\n"
+    "    match value:\n"
+    "        case {'x': x} if x > 0:\n"
+    "            return x\n"
+    "        case [first, *rest]:\n"
+    "            return first\n"
+    "        case _:\n"
+    "            return None\n"
+)
+
+
+def test_a_match_statement_and_its_cases_have_their_own_lines() -> None:
+    """A ``case`` clause has no line of its own in the tree (its pattern has): the ``match`` line is the match
+    statement's, each ``case`` line (its pattern and guard) the clause's."""
+    tree = parse_module(MATCHING)
+    statements = ChangedStatements(tree, {3})
+    match = next(node for node in ast.walk(tree) if isinstance(node, ast.Match))
+    first, second, _ = match.cases
+    assert own_lines(match) == (2, 2)
+    assert [own_lines(case) for case in match.cases] == [(3, 3), (5, 5), (7, 7)]
+    assert statements.changed(first.guard) and statements.changed(first.pattern)
+    assert not statements.changed(second.pattern) and not statements.changed(match.subject)
+    expected = {node: span for node, span in spans_by_walking_each_statement(tree).items() if node._fields}
+    assert statements.span_of == expected

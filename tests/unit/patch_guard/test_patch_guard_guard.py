@@ -183,3 +183,24 @@ def test_each_python_text_of_a_check_is_parsed_once(
     assert [check.name for check in report.failed()] == ["allowed_new_code", "forbidden_constructs"]
     assert parsed[FEATURES] == 1 and parsed[patched] == 1, "each file's text parsed once"
     assert [text for text, times in parsed.items() if times > 1] == []
+
+
+def test_a_patch_to_a_file_with_a_match_statement_gets_a_report(tmp_path: Path) -> None:
+    """Python's ``match`` (3.10 on) in a model's code is judged like any statement, never an error out of the guard:
+    a change inside a ``case`` is allowed when it is, and a forbidden call in a ``case`` guard is refused."""
+    workspace = build_workspace(tmp_path)
+    matching = FEATURES + (
+        "\n\ndef spend_band(months):\n"
+        "    match months:\n"
+        "        case 0:\n"
+        "            return 'none'\n"
+        "        case _:\n"
+        "            return 'some'\n"
+    )
+    (workspace / "pkg" / "features.py").write_text(matching)
+    allowed = matching.replace("            return 'none'\n", "            return 'zero'\n")
+    report = check_patch(GuardRequest(patch=diff(allowed, matching), policy=POLICY, workspace=workspace))
+    assert report.accepted, human_lines(report)
+    forbidden = matching.replace("        case 0:\n", "        case 0 if o.system('id'):\n")
+    refused = check_patch(GuardRequest(patch=diff(forbidden, matching), policy=POLICY, workspace=workspace))
+    assert "forbidden_constructs" in [check.name for check in refused.failed()]
