@@ -26,10 +26,12 @@ from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
 from libs.datahub.mcl.mirror_bootstrap import bootstrap_from_files
 from libs.datahub.mcl.schema_registry import ShippedSchemaResolver
+from libs.settings import Settings
 from services.context.intake_counts import IntakeCounts
 from services.context.mcl_intake import MclIntake
 
-BATCH = 500
+BATCH = Settings.mcl_batch_max_records
+"""The service's default batch (``MODELGUARD_MCL_BATCH_MAX_RECORDS``)."""
 
 
 @dataclass(frozen=True)

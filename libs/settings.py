@@ -219,7 +219,7 @@ class Settings:
     claim_lease_s: float = 30.0
     """How long a replica's claim on an input holds without renewal (``MODELGUARD_CLAIM_LEASE_S``): a replica that
     dies mid-input leaves it to another after this (``libs/bus/processed_inputs.py``)."""
-    mcl_batch_max_records: int = 500
+    mcl_batch_max_records: int = 2000
     """``MODELGUARD_MCL_BATCH_MAX_RECORDS``: how many MCL records the context service handles and commits at once."""
     datahub_root: Path | None = None
     """Where relative ``datahub_files`` and ``datahub_change_files`` are read (named as they are, in provenance);
@@ -334,7 +334,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         else None,
         mcl_start=_start_policy("MODELGUARD_MCL_START"),
         stuck_after_s=_positive("MODELGUARD_STUCK_AFTER_S", 900.0),
-        mcl_batch_max_records=_at_least_one("MODELGUARD_MCL_BATCH_MAX_RECORDS", 500),
+        mcl_batch_max_records=_at_least_one("MODELGUARD_MCL_BATCH_MAX_RECORDS", 2000),
         instance=os.environ.get("MODELGUARD_INSTANCE", "").strip() or None,
         signing_key_file=Path(key_file) if (key_file := os.environ.get("MODELGUARD_SIGNING_KEY_FILE")) else None,
         logging=logging_settings_from(environ),

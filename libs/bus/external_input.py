@@ -108,4 +108,4 @@ class ExternalInput:
     handle_batch: Callable[[Sequence[ExternalRecord]], BatchVerdicts] | None = None
     """When set, records are consumed and handled in batches (``handle`` and ``settled`` are then not used)."""
     settle_batch: Callable[[Sequence[RecordVerdict]], None] | None = None
-    batch_max_records: int = 500
+    batch_max_records: int = 2000

@@ -44,7 +44,7 @@ class ContextPorts:
     schemas: SchemaResolver
     file_changes: tuple[MetadataChange, ...] = ()
     mcl_topics: tuple[str, ...] = DEFAULT_MCL_TOPICS
-    mcl_batch_max_records: int = 500
+    mcl_batch_max_records: int = 2000
     clock: Clock = utc_now
 
 

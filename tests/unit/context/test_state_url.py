@@ -36,7 +36,7 @@ def test_a_state_url_that_is_not_postgresql_is_refused_with_one_line(
 def test_the_mcl_batch_size_is_read_and_checked(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path))
     monkeypatch.delenv("MODELGUARD_MCL_BATCH_MAX_RECORDS", raising=False)
-    assert load_settings().mcl_batch_max_records == 500
+    assert load_settings().mcl_batch_max_records == 2000
     monkeypatch.setenv("MODELGUARD_MCL_BATCH_MAX_RECORDS", "64")
     assert load_settings().mcl_batch_max_records == 64
     monkeypatch.setenv("MODELGUARD_MCL_BATCH_MAX_RECORDS", "0")
