@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from libs.python_source.untrusted_parsing import parse_module
+from libs.workspace.named_paths import names_a_file
 
 
 def command_files(tree: Path, argv: Sequence[str]) -> frozenset[str]:
@@ -35,14 +36,14 @@ def command_entry_file(tree: Path, argv: Sequence[str]) -> str | None:
         if argument == "-m" and index + 1 < len(arguments):
             return module_file(tree, arguments[index + 1])
         if argument.endswith(".py") and "{" not in argument:
-            return argument if (tree / argument).is_file() else None
+            return argument if names_a_file(tree / argument) else None
     return None
 
 
 def module_file(tree: Path, module: str) -> str | None:
     base = PurePosixPath(*module.split("."))
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if (tree / candidate).is_file():
+        if names_a_file(tree / candidate):
             return candidate.as_posix()
     return None
 
@@ -50,7 +51,7 @@ def module_file(tree: Path, module: str) -> str | None:
 def _package_inits(tree: Path, relpath: str) -> list[str]:
     parents = PurePosixPath(relpath).parents
     inits = [(parent / "__init__.py").as_posix() for parent in parents if parent.as_posix() != "."]
-    return [init for init in inits if (tree / init).is_file()]
+    return [init for init in inits if names_a_file(tree / init)]
 
 
 def _local_imports(tree: Path, relpath: str) -> list[str]:

@@ -55,3 +55,20 @@ def test_feature_files_are_the_declared_modules_and_what_the_features_command_ru
     assert feature_files(tree, declared_only, ["pkg/calc.py", "pkg/train.py"]) == {"pkg/calc.py"}
     with_command = WorkspaceConfig(evaluate=("python", "evaluate.py"), label="y", features=FEATURES)
     assert feature_files(tree, with_command, ["pkg/train.py"]) == {"pkg/__init__.py", "pkg/features.py", "pkg/calc.py"}
+
+
+def test_a_name_too_long_for_a_file_names_no_workspace_file(tmp_path: Path) -> None:
+    """An import or a command argument longer than the file system's name limit (255 bytes) is no file of the
+    tree: the closure goes on without it, and says nothing about it, rather than raising OSError."""
+    long_name = "m" * 300
+    tree = write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/features.py": f"import {long_name}\nfrom {long_name}.sub import thing\nfrom pkg import calc\n",
+            "pkg/calc.py": "",
+        },
+    )
+    assert command_files(tree, FEATURES) == {"pkg/__init__.py", "pkg/features.py", "pkg/calc.py"}
+    assert command_entry_file(tree, ["python", "-m", long_name]) is None
+    assert command_entry_file(tree, ["python", f"{long_name}.py"]) is None
