@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from libs.python_source.untrusted_parsing import parse_module
+from libs.workspace.named_paths import names_a_folder
 
 DEFAULT_TEST_DIRS = ("tests",)
 MAX_TEST_FILE_BYTES = 1024 * 1024
@@ -46,8 +47,10 @@ def _touches(imported: Iterable[str], module: str) -> bool:
 
 def named_test_folders(workspace: Path, tests_template: Sequence[str]) -> list[str]:
     """Arguments of the tests command that name a folder of the workspace (``tests``); ``tests`` if none."""
-    named = [arg for arg in tests_template if not arg.startswith("-") and "{" not in arg and (workspace / arg).is_dir()]
-    return named or [name for name in DEFAULT_TEST_DIRS if (workspace / name).is_dir()]
+    named = [
+        arg for arg in tests_template if not arg.startswith("-") and "{" not in arg and names_a_folder(workspace / arg)
+    ]
+    return named or [name for name in DEFAULT_TEST_DIRS if names_a_folder(workspace / name)]
 
 
 def _is_test_file(path: Path) -> bool:

@@ -138,6 +138,16 @@ def test_the_tests_importing_a_changed_module_are_found(tmp_path: Path) -> None:
     assert "tests" not in targeted_command(PYTEST, folders, found)
 
 
+def test_a_tests_argument_too_long_for_a_file_name_is_no_test_folder(tmp_path: Path) -> None:
+    """A ``-k`` expression (or any argument) longer than the file system's name limit names no folder of the
+    workspace: the tests command's folders are still found, rather than OSError out of the check."""
+    (tmp_path / "tests").mkdir()
+    expression = " or ".join(f"test_case_{index}" for index in range(40))
+    assert len(expression) > 255
+    assert named_test_folders(tmp_path, ["pytest", "-k", expression, "tests"]) == ["tests"]
+    assert named_test_folders(tmp_path, ["pytest", "-k", expression]) == ["tests"]
+
+
 def test_the_copy_leaves_out_vcs_data_environments_and_caches(tmp_path: Path) -> None:
     source = tmp_path / "source"
     for relpath in ("a.py", "pkg/b.py", ".git/HEAD", ".venv/bin/python", "pkg/__pycache__/b.pyc", "c.pyc"):
