@@ -7,11 +7,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.behavioural_paths import is_test_or_documentation
-from services.diagnoser.code_diff import CodeDiff, FunctionChange, find_function
+from services.diagnoser.code_diff import CodeDiff, FunctionChange
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
 from services.diagnoser.introduced_divisions import introduced_unguarded_divisions
+from services.diagnoser.revision_functions import RevisionFunctions
 
 METHOD = (
     "file-by-file diff of the two trees; Python functions compared by normalised AST dump; divisions without a "
@@ -33,6 +33,7 @@ def code_change_evidence(
     def counted(path: str) -> bool:
         return not is_test_or_documentation(path) and path not in harmless
 
+    base_functions, candidate_functions = RevisionFunctions(base_dir), RevisionFunctions(candidate_dir)
     behavioural = [changed for changed in diff.changed_files if counted(changed.path)]
     functions = [change for change in diff.function_changes if counted(change.file)]
     divisions = [
@@ -45,7 +46,7 @@ def code_change_evidence(
         }
         for change in functions
         if change.file in feature_files and change.status != "removed"
-        for site in introduced_unguarded_divisions(change, base_dir, candidate_dir)
+        for site in introduced_unguarded_divisions(change, base_functions, candidate_functions)
     ]
     feature_changed = [changed.path for changed in behavioural if changed.path in feature_files]
     other_changed = [changed.path for changed in behavioural if changed.path not in feature_files]
@@ -72,7 +73,7 @@ def code_change_evidence(
                 name
                 for change in functions
                 if change.file in feature_files
-                for name in _column_names(candidate_dir / change.file, change.qualified_name)
+                for name in _column_names(candidate_functions, change)
             }
         ),
     }
@@ -103,14 +104,11 @@ def _function(change: FunctionChange, on_feature_path: bool) -> dict[str, object
     }
 
 
-def _column_names(path: Path, qualified_name: str) -> set[str]:
-    try:
-        tree = parse_module(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+def _column_names(candidate: RevisionFunctions, change: FunctionChange) -> set[str]:
+    found = candidate.function(change.file, change.qualified_name)
+    if found is None:
         return set()
-    function = find_function(tree, qualified_name)
-    if function is None:
-        return set()
+    _, function = found
     names: set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Subscript) and _is_text(node.slice):

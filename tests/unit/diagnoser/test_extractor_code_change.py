@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from services.diagnoser.code_diff import diff_trees
 from services.diagnoser.extractors.code_change import code_change_evidence
@@ -135,3 +139,37 @@ def test_config_values_no_json_can_carry_or_no_walk_can_finish_still_give_eviden
     assert changed[("pkg/limits.py", "<module>:MIN_LOSS")] == (None, "-inf")
     assert changed[("pkg/limits.py", "fit:model(tol=)")] == (None, "inf")
     assert len(item.values["changed"]) < 1_000  # the aliases were not walked a billion times
+
+
+def test_each_changed_file_is_parsed_once_however_many_functions_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that adds many functions (an outsider's generated module, a vendored library) is read and parsed
+    once per revision, not once per function: the evidence of 200 added functions took seconds per file, and
+    grew with the square of the file's size."""
+    functions = "".join(
+        f"\n\ndef ratio_{index}(row):\n    return row['spend_{index}'] / row['visits']\n" for index in range(200)
+    )
+    base = tree(tmp_path / "base", {"pkg/features.py": FEATURES})
+    candidate = tree(tmp_path / "cand", {"pkg/features.py": FEATURES_UNGUARDED + functions})
+    diff = diff_trees(base, candidate)
+    parses = []
+    real_parse = ast.parse
+
+    def counted(*args: Any, **kwargs: Any) -> ast.AST:
+        parses.append(args)
+        tree: ast.AST = real_parse(*args, **kwargs)
+        return tree
+
+    monkeypatch.setattr(ast, "parse", counted)
+    item = code_change_evidence(diff, base, candidate, frozenset({"pkg/features.py"}))
+    assert len(parses) <= 2
+    divisions = item.values["unguarded_divisions"]
+    assert len(divisions) == 201 and divisions[0] == {
+        "file": "pkg/features.py",
+        "function": "ratio",
+        "line": 5,
+        "divisor": 'row["visits"]',
+        "divisor_parameters": ["row"],
+    }
+    assert {"spend_0", "spend_199", "visits"} <= set(item.values["columns_in_changed_feature_code"])
