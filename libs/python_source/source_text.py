@@ -2,7 +2,8 @@
 
 The AST gives lines (1-based) and columns in UTF-8 bytes; an edit made through these spans changes only
 the characters it names, so the file keeps its formatting, comments and line endings. Lines are split the
-way the Python tokenizer splits them (``\\r\\n``, ``\\r``, ``\\n``), not the way ``str.splitlines`` does.
+way the Python tokenizer splits them (``\\r\\n``, ``\\r``, ``\\n``), not the way ``str.splitlines`` does. A leading
+byte order mark belongs to no line, as Python reads it: line 1 starts after it, and an edit of line 1 keeps it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_BYTE_ORDER_MARK = "\ufeff"
 
 
 class OverlappingEdits(ValueError):
@@ -31,9 +33,9 @@ class Replacement:
 class SourceText:
     def __init__(self, source: str) -> None:
         self.source = source
-        self.lines: list[str] = _LINE.findall(source)
+        offset = 1 if source.startswith(_BYTE_ORDER_MARK) else 0
+        self.lines: list[str] = _LINE.findall(source, offset)
         self._starts: list[int] = []
-        offset = 0
         for line in self.lines:
             self._starts.append(offset)
             offset += len(line)

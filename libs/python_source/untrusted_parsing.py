@@ -8,6 +8,10 @@ already handles "does not parse" as a SyntaxError (the file's analysis is skippe
 these is turned into one, with its reason, and so is a tree deeper than ``MAX_DEPTH`` levels. Code people write stays
 far inside it: the deepest tree among the model repositories under ``fixtures/repos`` has 19 levels.
 
+Text that starts with a UTF-8 byte order mark (U+FEFF, which Windows editors write) is read as Python reads the file:
+without the mark, the columns of line 1 counted after it (``SourceText`` puts the mark on no line). ``ast.parse``
+of a str refuses the mark, so every reader took such a file, which runs, for one that does not parse.
+
 The depth is measured by the walk every reader of the tree shares (``tree_walk.walked``), so the check costs no extra
 pass for them.
 """
@@ -21,6 +25,8 @@ from libs.python_source.tree_walk import TooDeep, walked_within
 MAX_DEPTH = 100
 """Levels a parsed tree may have (the module is level 1): room for a recursive reader of three frames a level, even
 from a stack a few hundred frames deep."""
+BYTE_ORDER_MARK = "\ufeff"
+"""What a UTF-8 file may start with; it is no Python text (``ast.parse`` of a str refuses it)."""
 
 
 def parse_module(source: str | bytes) -> ast.Module:
@@ -38,6 +44,8 @@ def parse_expression(source: str | bytes) -> ast.expr:
 
 
 def _parsed(source: str | bytes, mode: str) -> ast.AST:
+    if isinstance(source, str):
+        source = source.removeprefix(BYTE_ORDER_MARK)
     try:
         tree = ast.parse(source, mode=mode)
     except (ValueError, RecursionError, MemoryError) as error:  # UnicodeEncodeError is a ValueError

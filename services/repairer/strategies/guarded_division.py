@@ -29,7 +29,7 @@ from contracts.catalogue import RepairStrategy, answers
 from libs.policy.repair import DivisionPolicy
 from libs.python_source.definitions import find_function
 from libs.python_source.imports import module_alias
-from libs.python_source.source_text import SourceText
+from libs.python_source.source_text import Replacement, SourceText, apply_replacements
 from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies.body_start import body_start, indent_unit, statement_indent
@@ -216,12 +216,13 @@ def _insert(
     text: SourceText, guards: list[_Guard], policy: DivisionPolicy, math_name: str | None, fallback: str, unit: str
 ) -> str:
     newline = text.newline
-    lines = list(text.lines)
-    for guard in reversed(guards):
+    insertions = []
+    for guard in guards:
         condition = " or ".join(_condition(name, policy, math_name) for name in guard.divisors)
-        block = [f"{guard.indent}if {condition}:{newline}", f"{guard.indent}{unit}return {fallback}{newline}"]
-        lines[guard.before_line - 1 : guard.before_line - 1] = block
-    return "".join(lines)
+        block = f"{guard.indent}if {condition}:{newline}{guard.indent}{unit}return {fallback}{newline}"
+        point = text.line_start(guard.before_line)
+        insertions.append(Replacement(point, point, block))
+    return apply_replacements(text.source, insertions)
 
 
 def _condition(name: str, policy: DivisionPolicy, math_name: str | None) -> str:

@@ -125,3 +125,16 @@ def test_identical_trees_have_no_changes(tmp_path: Path) -> None:
     candidate = write_tree(tmp_path / "c", {"a.py": "X = 1\n"})
     diff = diff_trees(base, candidate)
     assert diff.changed_files == () and diff.unified_diff == ""
+
+
+def test_a_file_saved_with_a_byte_order_mark_is_compared_function_by_function(tmp_path: Path) -> None:
+    """Python runs a file that starts with a UTF-8 byte order mark; its functions are compared like any file's,
+    not all taken as removed (the candidate "did not parse")."""
+    base = tmp_path / "b"
+    candidate = tmp_path / "c"
+    (base / "pkg").mkdir(parents=True)
+    (candidate / "pkg").mkdir(parents=True)
+    (base / "pkg" / "features.py").write_bytes(BASE_FEATURES.encode("utf-8"))
+    (candidate / "pkg" / "features.py").write_bytes(CANDIDATE_FEATURES.encode("utf-8-sig"))
+    changes = {change.qualified_name: change.status for change in diff_trees(base, candidate).function_changes}
+    assert changes == {"monthly": "modified", "added": "added", "dropped": "removed", "Scaler.scale": "modified"}

@@ -26,6 +26,20 @@ def test_spans_count_characters_not_the_asts_utf8_bytes() -> None:
     )
 
 
+def test_a_byte_order_mark_belongs_to_no_line() -> None:
+    """Python reads a file's leading byte order mark as no text: the AST's columns on line 1 count after it, and an
+    edit of line 1 keeps it."""
+    source = '\ufeffvalue = row["spend"] / months\nnext = 1\n'
+    tree = ast.parse(source.encode("utf-8"))
+    division = tree.body[0].value  # type: ignore[attr-defined]
+    text = SourceText(source)
+    assert text.segment(division) == 'row["spend"] / months'
+    assert text.line(1) == 'value = row["spend"] / months\n' and text.indent(1) == ""
+    replaced = Replacement(text.line_start(1), text.line_end(1), "value = 0\n")
+    assert apply_replacements(source, [replaced]) == "\ufeffvalue = 0\nnext = 1\n"
+    assert text.owns_lines(1, 1, *text.span(tree.body[0]))
+
+
 def test_overlapping_replacements_are_refused() -> None:
     with pytest.raises(OverlappingEdits):
         apply_replacements("abcdef", [Replacement(0, 3, "x"), Replacement(2, 4, "y")])

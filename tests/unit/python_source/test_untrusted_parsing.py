@@ -76,3 +76,15 @@ def test_an_expression_is_its_body() -> None:
     assert ast.dump(parse_expression("pd.Series | None")) == ast.dump(ast.parse("pd.Series | None", mode="eval").body)
     with pytest.raises(SyntaxError, match="deeper than"):
         parse_expression(" + ".join("x" for _ in range(400)))
+
+
+def test_text_that_starts_with_a_byte_order_mark_is_read_as_python_reads_the_file() -> None:
+    """A file saved with a UTF-8 byte order mark (Windows editors do) runs: Python drops the mark. Its text, decoded
+    as UTF-8, starts with U+FEFF, which ``ast.parse`` of a str refuses ("invalid non-printable character"), so every
+    reader took such a file for one that does not parse. It reads as its bytes do, columns counted after the mark."""
+    raw = "x = a / b\n".encode("utf-8-sig")
+    tree = parse_module(raw.decode("utf-8"))
+    assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(raw), include_attributes=True)
+    assert tree.body[0].value.col_offset == 4  # type: ignore[attr-defined]
+    with pytest.raises(SyntaxError):
+        parse_module("x = 1\n\ufeffy = 2\n")  # only a first character is a mark; elsewhere it is no Python

@@ -82,6 +82,18 @@ def test_the_patch_applies_with_git_and_the_repaired_function_returns_the_fallba
         run(SOURCE, "calculate_monthly_spend", 120.0, 0)
 
 
+def test_a_file_saved_with_a_byte_order_mark_is_repaired_and_keeps_its_mark(tmp_path: Path) -> None:
+    """Python runs a file that starts with a UTF-8 byte order mark, so the repair reads it as Python (it used to
+    refuse: the file "did not parse"), and the patch keeps the mark."""
+    marked = "\ufeff" + SOURCE
+    context = repair_context(tmp_path, {FILE: marked}, suspect=SUSPECT)
+    edit = edit_of(guarded_division.propose(context))
+    assert diff_lines(edit.unified_diff) == ["+    if account_age_months <= 0:", "+        return 0.0"]
+    patched = git_applied(tmp_path, {FILE: marked}, edit.unified_diff) / FILE
+    assert patched.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert load_module(patched).calculate_monthly_spend(120.0, 0) == 0.0
+
+
 def test_every_other_byte_is_unchanged() -> None:
     lines = new_text(SOURCE).splitlines(keepends=True)
     assert "".join(lines[10:12]) == "    if account_age_months <= 0:\n        return 0.0\n"
