@@ -16,6 +16,7 @@ import ast
 from pydantic import BaseModel, ConfigDict
 
 from libs.python_source.division_guards import FunctionNode, divisions, is_zero_guarded, parent_map
+from libs.python_source.source_text import SourceText
 from services.diagnoser.code_diff import parameter_names
 
 
@@ -36,11 +37,12 @@ def division_sites(function: FunctionNode, source: str | None = None) -> list[Di
     """Every division in ``function``'s own body (nested functions are their own functions)."""
     parents = parent_map(function)
     parameters = set(parameter_names(function))
+    text = SourceText(source) if source else None
     sites = []
     for division in divisions(function):
         divisor = division.divisor
         names = tuple(sorted({name.id for name in ast.walk(divisor) if isinstance(name, ast.Name)}))
-        text = (ast.get_source_segment(source, divisor) if source else None) or ast.unparse(divisor)
+        written = (text.segment(divisor) if text is not None else None) or ast.unparse(divisor)
         guarded = _constant_safe(divisor) or (
             bool(names) and is_zero_guarded(division.node, names, function, parents=parents)
         )
@@ -50,7 +52,7 @@ def division_sites(function: FunctionNode, source: str | None = None) -> list[Di
                 line=division.line,
                 column=division.column,
                 operator=division.operator,
-                divisor=text,
+                divisor=written,
                 divisor_names=names,
                 divisor_parameters=tuple(name for name in names if name in parameters),
                 guarded=guarded,

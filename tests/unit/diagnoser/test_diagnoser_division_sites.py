@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.division_sites import division_sites, unguarded_division_sites
 
 
@@ -102,3 +103,13 @@ def test_divisor_expression_names_its_parameters() -> None:
     [site] = division_sites(function, source)
     assert site.divisor == "months - offset"
     assert site.divisor_parameters == ("months", "offset")
+
+
+def test_a_divisor_on_the_first_line_of_a_file_with_a_byte_order_mark_is_its_own_text() -> None:
+    """The AST counts line 1's columns after a leading byte order mark; the divisor's text is cut from the same
+    place (it was cut three bytes early: `` / mon``)."""
+    source = "\ufeffdef ratio(total, months): return total / months\n"
+    function = parse_module(source).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    [site] = division_sites(function, source)
+    assert site.divisor == "months" and site.column == source.index("total / months") - 1
