@@ -13,13 +13,14 @@ class SourceTree:
     root: Path
 
     def read(self, relpath: str) -> str | None:
-        """The UTF-8 text of a regular file inside the tree, or None (missing, outside, too big, not text)."""
+        """The UTF-8 text of a regular file inside the tree as it is on disk, or None (missing, outside, too big, not
+        text). Its line endings are the file's own (``\\r\\n`` stays), so an edit of the text is a patch of the file."""
         root = self.root.resolve()
         path = (root / relpath).resolve()
         if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > MAX_SOURCE_BYTES:
             return None
         try:
-            return path.read_text(encoding="utf-8")
+            return path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 

@@ -14,6 +14,7 @@ from libs.policy.repair import DivisionPolicy
 from services.repairer.strategies import guarded_division
 from services.repairer.strategies.guarded_division import guard_division
 from tests.unit.repairer.strategies.patched_trees import (
+    assert_guard_accepts,
     diff_lines,
     edit_of,
     git_applied,
@@ -91,6 +92,19 @@ def test_a_file_saved_with_a_byte_order_mark_is_repaired_and_keeps_its_mark(tmp_
     assert diff_lines(edit.unified_diff) == ["+    if account_age_months <= 0:", "+        return 0.0"]
     patched = git_applied(tmp_path, {FILE: marked}, edit.unified_diff) / FILE
     assert patched.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert load_module(patched).calculate_monthly_spend(120.0, 0) == 0.0
+
+
+def test_a_file_with_windows_line_endings_gets_a_patch_that_applies_and_keeps_them(tmp_path: Path) -> None:
+    """The candidate's text is read as it is on disk: read with newline translation, a CRLF file became LF text,
+    and the patch made from it matched none of the file's lines (the guard refused it: "does not match")."""
+    windows = SOURCE.replace("\n", "\r\n")
+    context = repair_context(tmp_path, {FILE: windows}, suspect=SUSPECT)
+    edit = edit_of(guarded_division.propose(context))
+    assert "\n+    if account_age_months <= 0:\r\n+        return 0.0\r\n" in edit.unified_diff
+    assert_guard_accepts(context, edit)
+    patched = git_applied(tmp_path, {FILE: windows}, edit.unified_diff) / FILE
+    assert b"\r\n    if account_age_months <= 0:\r\n        return 0.0\r\n" in patched.read_bytes()
     assert load_module(patched).calculate_monthly_spend(120.0, 0) == 0.0
 
 
