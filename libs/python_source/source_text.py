@@ -17,6 +17,13 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _BYTE_ORDER_MARK = "\ufeff"
 
 
+def python_lines(text: str) -> list[str]:
+    """The text's lines with their endings, split where Python's tokenizer ends a line (``\\r\\n``, ``\\r``,
+    ``\\n``), so line ``n`` of the syntax tree is item ``n - 1``; ``str.splitlines`` also splits at form feeds,
+    vertical tabs and Unicode separators, which Python's lines (and the AST's line numbers) run through."""
+    return _LINE.findall(text)
+
+
 class OverlappingEdits(ValueError):
     """Two edits change the same characters."""
 
@@ -34,7 +41,7 @@ class SourceText:
     def __init__(self, source: str) -> None:
         self.source = source
         offset = 1 if source.startswith(_BYTE_ORDER_MARK) else 0
-        self.lines: list[str] = _LINE.findall(source, offset)
+        self.lines: list[str] = python_lines(source[offset:])
         self._starts: list[int] = []
         for line in self.lines:
             self._starts.append(offset)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from libs.python_source.source_text import python_lines
 from libs.python_source.untrusted_parsing import parse_module
 from libs.sequence_alignment import aligned_opcodes
 from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES, IGNORED_SUFFIXES
@@ -99,7 +100,7 @@ def _edits(path: str, old: bytes, new: bytes, first_id: int) -> list[ChangeUnit]
         a_text, b_text = old.decode("utf-8"), new.decode("utf-8")
     except UnicodeDecodeError:
         return [ChangeUnit(first_id, path, "file_replaced")]
-    a, b = a_text.splitlines(keepends=True), b_text.splitlines(keepends=True)
+    a, b = python_lines(a_text), python_lines(b_text)
     opcodes = aligned_opcodes(a, b)
     if opcodes is None:  # lines repeated so often that aligning them costs more than the budget: one unit
         return [ChangeUnit(first_id, path, "file_replaced")]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from libs.python_source.source_text import python_lines
 from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.experiments.change_units import ChangeUnit
 
@@ -28,7 +29,7 @@ def revert_closure(units: Sequence[ChangeUnit], minimal: Sequence[int], base: Pa
             continue
         kept = _module_names(candidate_text)
         missing = {name: lines for name, lines in _module_names(base_text).items() if name not in kept}
-        lines = base_text.splitlines()
+        lines = python_lines(base_text)
         others = [u for u in units if u.path == path and u.kind == "edit" and u.id not in chosen]
         changed = True
         while changed:

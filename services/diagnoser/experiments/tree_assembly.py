@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Collection
 from pathlib import Path
 
+from libs.python_source.source_text import python_lines
 from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES
 from services.diagnoser.experiments.change_units import ChangeUnit
 
@@ -23,7 +24,7 @@ def assemble_tree(base: Path, candidate: Path, units: Collection[ChangeUnit], de
         if whole:
             _apply_whole(whole[0], Path(candidate) / path, target)
             continue
-        lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = python_lines(target.read_bytes().decode("utf-8"))
         hunks = [hunk for unit in selected for hunk in unit.hunks]
         for hunk in sorted(hunks, key=lambda h: h.base_start, reverse=True):
             lines[hunk.base_start : hunk.base_end] = list(hunk.replacement)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from contracts.catalogue import RepairStrategy
 from contracts.events.diagnosis import ChangeRef
+from libs.python_source.source_text import python_lines
 from services.repairer.source_tree import SourceTree
 from services.repairer.strategies.outcome import FileEdit, StrategyRefusal
 
@@ -31,8 +32,8 @@ def revert_isolated(
         base_text, candidate_text = base.read(path), candidate.read(path)
         if base_text is None or candidate_text is None:
             return StrategyRefusal(strategy=strategy, reason=f"{path} is not readable in both revisions")
-        base_lines = base_text.splitlines(keepends=True)
-        lines = candidate_text.splitlines(keepends=True)
+        base_lines = python_lines(base_text)
+        lines = python_lines(candidate_text)
         spans = sorted((span for ref in refs for span in ref.hunks), key=lambda s: s.candidate_start, reverse=True)
         for span in spans:
             if span.candidate_end > len(lines) or span.base_end > len(base_lines):

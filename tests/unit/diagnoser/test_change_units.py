@@ -30,3 +30,16 @@ def test_an_ordinary_edit_is_cut_into_its_hunks(tmp_path: Path) -> None:
     changed = body.replace("return x + 7\n", "return x - 7\n").replace("return x + 300\n", "return x * 300\n")
     units = change_units(*_trees(tmp_path, "pkg/model.py", body, changed))
     assert [(unit.kind, unit.anchors) for unit in units] == [("edit", ("f7",)), ("edit", ("f300",))]
+
+
+def test_hunks_count_lines_as_python_does_so_an_edit_after_a_form_feed_belongs_to_its_function(
+    tmp_path: Path,
+) -> None:
+    """A form feed (``^L``, which older modules put between sections) or a Unicode line separator in a string ends a
+    line for ``str.splitlines`` but not for Python: hunks cut by ``splitlines`` were a line off the syntax tree's
+    lines after one, so an edit inside ``c`` belonged to no definition."""
+    before = "def a():\n    return 1\n\x0c\ndef b():\n    return '\u2028'\n\n\ndef c():\n    return 3\n"
+    after = before.replace("return 3", "return 4")
+    [unit] = change_units(*_trees(tmp_path, "pkg/model.py", before, after))
+    assert unit.anchors == ("c",)
+    assert [(hunk.base_start, hunk.base_end, hunk.replacement) for hunk in unit.hunks] == [(8, 9, ("    return 4\n",))]
