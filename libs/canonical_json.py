@@ -45,6 +45,16 @@ def is_canonical_bytes(document: Any, data: bytes) -> bool:
     return canonical_bytes(document) == data
 
 
+def is_utf8_text(text: str) -> bool:
+    """Whether ``canonical_bytes`` can write ``text``: a str holding a lone surrogate (``"\\ud800"`` is a valid Python
+    literal) has no UTF-8 form."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -8,6 +8,7 @@ import math
 from collections import Counter
 from typing import Any
 
+from libs.canonical_json import is_utf8_text
 from libs.python_source.untrusted_parsing import parse_module
 
 LiteralValue = Any
@@ -91,9 +92,16 @@ def _jsonable(value: LiteralValue) -> LiteralValue:
         items = [_jsonable(item) for item in value]
         return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
     if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
+        return {_text(str(key)): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, str):
+        return _text(value)
     if isinstance(value, bytes | complex):
         return repr(value)
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)  # 1e999 is a literal: "inf", which canonical JSON, and so the evidence, can hold
     return value
+
+
+def _text(value: str) -> str:
+    """The string, or its ``repr`` when it has no UTF-8 form (a lone surrogate: ``"\\ud800"``)."""
+    return value if is_utf8_text(value) else repr(value)

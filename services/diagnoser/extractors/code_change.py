@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from libs.canonical_json import is_utf8_text
 from services.diagnoser.behavioural_paths import is_test_or_documentation
 from services.diagnoser.code_diff import CodeDiff, FunctionChange
 from services.diagnoser.evidence import Evidence, EvidenceKind, EvidenceSource, make_evidence
@@ -119,4 +120,5 @@ def _column_names(candidate: RevisionFunctions, change: FunctionChange) -> set[s
 
 
 def _is_text(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+    """A string constant that can name a column: UTF-8 text, as a CSV header is (not ``"\\ud800"``)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and is_utf8_text(node.value)

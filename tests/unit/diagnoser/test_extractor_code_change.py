@@ -173,3 +173,27 @@ def test_each_changed_file_is_parsed_once_however_many_functions_it_changes(
         "divisor_parameters": ["row"],
     }
     assert {"spend_0", "spend_199", "visits"} <= set(item.values["columns_in_changed_feature_code"])
+
+
+def test_a_string_with_a_lone_surrogate_escape_is_evidence_json_can_hold(tmp_path: Path) -> None:
+    """``"\\ud800"`` is a valid Python literal (codec and JSON tests write it), but its value is no UTF-8 text: put in
+    the evidence as it is, the evidence's canonical JSON raised UnicodeEncodeError out of the extractor. A literal
+    parameter keeps it escaped, as its ``repr``; it names no column (a CSV header is UTF-8 text)."""
+    surrogate = '"\\ud800"'
+    base_train = TRAIN.replace('penalty="l2"', 'penalty="\\ud801"')
+    base = tree(tmp_path / "base", {"pkg/train.py": base_train, "pkg/features.py": FEATURES})
+    features = FEATURES_UNGUARDED.replace('row.get("region")', f"row[{surrogate}]")
+    candidate_train = TRAIN.replace('penalty="l2"', f"penalty={surrogate}")
+    candidate = tree(tmp_path / "cand", {"pkg/train.py": candidate_train, "pkg/features.py": features})
+    diff = diff_trees(base, candidate)
+    code = code_change_evidence(diff, base, candidate, frozenset({"pkg/features.py"}))
+    assert code.values["columns_in_changed_feature_code"] == ["ratio", "region", "spend", "visits"]
+    config = config_change_evidence(diff, base, candidate, frozenset({"pkg/features.py"}))
+    assert config.values["changed"] == [
+        {
+            "file": "pkg/train.py",
+            "key": "fit:model_class(penalty=)",
+            "before": "'\\ud801'",
+            "after": "'\\ud800'",
+        }
+    ]
