@@ -88,7 +88,7 @@ def is_zero_guarded(
             raise ValueError(f"the node at line {getattr(node, 'lineno', '?')} is not inside {function.name}")
         if isinstance(parent, _GUARD_TESTS) and child is not parent.test and _mentions(parent.test, names):
             return True
-        if isinstance(parent, ast.Try) and child in parent.body and catches_zero_division(parent):
+        if isinstance(parent, ast.Try | ast.TryStar) and child in parent.body and catches_zero_division(parent):
             return True
         if _guarded_by_earlier_statement(parent, child, names):
             return True
@@ -96,8 +96,9 @@ def is_zero_guarded(
     return False
 
 
-def catches_zero_division(statement: ast.Try) -> bool:
-    """Whether one of the ``try`` statement's handlers catches ``ZeroDivisionError``."""
+def catches_zero_division(statement: ast.Try | ast.TryStar) -> bool:
+    """Whether one of the ``try`` statement's handlers catches ``ZeroDivisionError`` (an ``except*`` handler catches
+    it inside the group its body raises)."""
     for handler in statement.handlers:
         if handler.type is None:
             return True

@@ -57,7 +57,7 @@ def base_fallback(base_source: str, function_name: str, divisors: set[str]) -> s
         block: list[ast.stmt] = []
         if isinstance(node, ast.If) and _mentions(node.test, divisors):
             block = node.body
-        elif isinstance(node, ast.Try) and catches_zero_division(node):
+        elif isinstance(node, ast.Try | ast.TryStar) and catches_zero_division(node):
             block = next((handler.body for handler in node.handlers), [])
         if block and isinstance(block[-1], ast.Return) and block[-1].value is not None:
             return text.segment(block[-1].value)

@@ -374,7 +374,7 @@ def _handles_value_error(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> b
     """Whether ``node`` is in the body of a ``try`` whose handlers catch ``ValueError`` (or anything wider)."""
     child, parent = node, parents.get(node)
     while parent is not None and not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        if isinstance(parent, ast.Try) and child in parent.body:
+        if isinstance(parent, ast.Try | ast.TryStar) and child in parent.body:
             for handler in parent.handlers:
                 caught = handler.type
                 names = [caught] if not isinstance(caught, ast.Tuple) else list(caught.elts)

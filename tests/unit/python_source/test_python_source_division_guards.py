@@ -184,15 +184,20 @@ def test_a_leaving_if_after_the_division_does_not_count() -> None:
         "except BaseException:",
         "except:",
         "except (ValueError, ZeroDivisionError) as error:",
+        "except* ZeroDivisionError:",
+        "except* (OSError, ArithmeticError) as group:",
     ],
 )
 def test_a_try_that_catches_zero_division_guards_its_body(handler: str) -> None:
+    """``except*`` (3.11 on) catches a ZeroDivisionError of its body too, inside the group it raises."""
     function = monthly(f"try:\n    return total / months\n{handler}\n    return 0.0")
     assert guarded(function, "months")
     assert guarded(function)  # whatever the names
 
 
-@pytest.mark.parametrize("handler", ["except ValueError:", "except (TypeError, KeyError):", "finally:"])
+@pytest.mark.parametrize(
+    "handler", ["except ValueError:", "except (TypeError, KeyError):", "finally:", "except* ValueError:"]
+)
 def test_a_try_that_does_not_catch_zero_division_does_not_guard(handler: str) -> None:
     function = monthly(f"try:\n    return total / months\n{handler}\n    return 0.0")
     assert not guarded(function, "months")
