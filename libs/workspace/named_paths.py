@@ -8,6 +8,7 @@ cannot hold at all: a component longer than its limit (ENAMETOOLONG, 255 bytes o
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from pathlib import Path
 
 _NAMES_NOTHING = frozenset({errno.ENAMETOOLONG})
@@ -15,18 +16,17 @@ _NAMES_NOTHING = frozenset({errno.ENAMETOOLONG})
 
 def names_a_file(path: Path) -> bool:
     """``path.is_file()``; False when the file system cannot hold the name."""
-    try:
-        return path.is_file()
-    except OSError as error:
-        if error.errno in _NAMES_NOTHING:
-            return False
-        raise
+    return _names(path, Path.is_file)
 
 
 def names_a_folder(path: Path) -> bool:
     """``path.is_dir()``; False when the file system cannot hold the name."""
+    return _names(path, Path.is_dir)
+
+
+def _names(path: Path, is_kind: Callable[[Path], bool]) -> bool:
     try:
-        return path.is_dir()
+        return is_kind(path)
     except OSError as error:
         if error.errno in _NAMES_NOTHING:
             return False
