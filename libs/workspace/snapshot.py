@@ -11,6 +11,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from libs.tar_headers import CheckedHeader, HeaderRefused
+from libs.tree_links import first_link_leaving, tree_name
 from libs.workspace.git import git_dir_of, run_git
 
 DIGEST_IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
@@ -79,6 +80,7 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
                 raise UnsafeSnapshot(f"snapshot unpacks to more than {max_bytes} bytes")
             for member in members:
                 _check_member(member, dest)
+            _check_links(members)
             if _plain(members):
                 _write_plain(archive, members, dest)
             else:
@@ -87,6 +89,21 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
         raise UnsafeSnapshot(f"a tar header a snapshot never holds: {error}") from error
     except tarfile.ReadError as error:
         raise UnsafeSnapshot(f"not an uncompressed tar archive ({error})") from error
+    except tarfile.FilterError as error:  # tarfile's "data" filter, on a member the checks above let through
+        raise UnsafeSnapshot(f"a member tarfile would not extract safely: {error}") from error
+
+
+def _check_links(members: list[tarfile.TarInfo]) -> None:
+    """Every link, followed through the snapshot's other links as the kernel will once they are all written,
+    leads inside it (`libs/tree_links.py`: `p/q/up -> ../..` and `e -> p/q/up/..` each stay inside when read
+    alone; together `e` leads out)."""
+    links = {tree_name(member.name): member.linkname for member in members if member.issym()}
+    leaving = first_link_leaving(links)
+    if leaving is not None:
+        name, target = leaving
+        raise UnsafeSnapshot(
+            f"link points out of the snapshot through its other links, or never ends: {name!r} -> {target!r}"
+        )
 
 
 def _plain(members: list[tarfile.TarInfo]) -> bool:

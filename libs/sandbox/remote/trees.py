@@ -16,6 +16,7 @@ from pathlib import Path
 
 from libs.sandbox.remote.protocol import MAX_TREE_BYTES, MAX_TREE_ENTRIES
 from libs.tar_headers import CheckedHeader
+from libs.tree_links import first_link_leaving, tree_name
 
 KINDS = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE)
 
@@ -71,7 +72,17 @@ def _entries(root: Path, covered: Collection[Path], max_bytes: int, max_entries:
             if len(found) > max_entries or total > max_bytes:
                 raise TreeRefused(f"more than {max_entries} entries or {max_bytes} bytes")
         subfolders[:] = [name for name in subfolders if name in kept]
+    _check_links({entry.name: entry.link for entry in found if entry.kind == "link"}, "a link points out of it")
     return found
+
+
+def _check_links(links: dict[str, str], refusal: str) -> None:
+    """Each link, followed through the tree's other links (`libs/tree_links.py`), stays in the tree: a link whose
+    own text stays inside can lead out through another (`p/q/up -> ../..`, then `e -> p/q/up/..`)."""
+    leaving = first_link_leaving(links)
+    if leaving is not None:
+        name, target = leaving
+        raise TreeRefused(f"{refusal} through its other links, or never ends: {name[:200]} -> {target[:200]}")
 
 
 def pack_tree(
@@ -141,6 +152,10 @@ def unpack_tree(
                 if total > max_bytes:
                     raise TreeRefused(f"unpacks to more than {max_bytes} bytes")
                 members.append(member)
+            _check_links(
+                {tree_name(m.name): m.linkname for m in members if m.type == tarfile.SYMTYPE},
+                "a link points out of the tree",
+            )
             Path(dest).mkdir(mode=0o755)
             archive.extractall(dest, members=members, filter="data")
     except TreeRefused:

@@ -255,3 +255,33 @@ def test_a_bad_runner_setting_is_one_readable_error(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(name, raw)
     with pytest.raises(SettingsError, match=name):
         load_runner_settings()
+
+
+def test_packing_refuses_links_that_lead_out_through_other_links(tmp_path: Path) -> None:
+    """Each link's own text stays in the tree; followed through the other, one leads to the folder above it."""
+    source = _tree(tmp_path / "source")
+    (source / "p" / "q").mkdir(parents=True)
+    (source / "p" / "q" / "up").symlink_to("../..")
+    (source / "e").symlink_to("p/q/up/..")
+    with pytest.raises(TreeRefused, match="link points out of it through its other links"):
+        pack_tree(source, tmp_path / "tree.tar")
+
+
+@pytest.mark.parametrize("up_first", [True, False])
+def test_unpacking_refuses_links_that_lead_out_through_other_links(tmp_path: Path, up_first: bool) -> None:
+    links = [_member("p/q/up", tarfile.SYMTYPE, link="../.."), _member("e", tarfile.SYMTYPE, link="p/q/up/..")]
+    folders = [_member("p", tarfile.DIRTYPE), _member("p/q", tarfile.DIRTYPE)]
+    archive = _tar(tmp_path / "tree.tar", *folders, *(links if up_first else links[::-1]))
+    with pytest.raises(TreeRefused, match="link points out of the tree through its other links"):
+        unpack_tree(archive, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists()
+
+
+def test_a_tree_keeps_links_that_lead_inside_through_other_links(tmp_path: Path) -> None:
+    source = _tree(tmp_path / "source")
+    (source / "p" / "q").mkdir(parents=True)
+    (source / "p" / "q" / "up").symlink_to("../..")
+    (source / "via").symlink_to("p/q/up/p")
+    pack_tree(source, tmp_path / "tree.tar")
+    unpack_tree(tmp_path / "tree.tar", tmp_path / "copy")
+    assert os.readlink(tmp_path / "copy" / "via") == "p/q/up/p" and (tmp_path / "copy" / "via" / "q").is_dir()

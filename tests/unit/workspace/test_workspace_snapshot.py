@@ -246,3 +246,42 @@ def test_an_archive_with_clashing_names_gets_tarfiles_own_answer(
     else:
         extract_snapshot(data, tmp_path / "ours")
         assert tree_facts(tmp_path / "ours") == tree_facts(tmp_path / "reference")
+
+
+def _links(*pairs: tuple[str, str]) -> list[tuple[tarfile.TarInfo, bytes | None]]:
+    return [(member(name, tarfile.SYMTYPE, target), None) for name, target in pairs]
+
+
+_DEEP = "/".join(f"d{level}" for level in range(8))
+"""Eight folders down: a link there to eight `..` leads to the root; eight more from it lead to the file system's."""
+_FOLDERS = [(member(name, tarfile.DIRTYPE), None) for name in ("p", "p/q", *(_DEEP[: 3 * n - 1] for n in range(1, 9)))]
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        [("e", "p/q/up/.."), ("p/q/up", "../..")],  # e written first: its text, read alone, stays inside
+        [("p/q/up", "../.."), ("e", "p/q/up/..")],  # up written first: tarfile's own filter caught it, untidily
+        [(f"{_DEEP}/up", "/".join([".."] * 8)), ("key", f"{_DEEP}/up/{'../' * 8}etc/passwd")],
+        [("p/a", "b"), ("p/b", "a")],  # a loop: the kernel gives up on it (ELOOP)
+    ],
+    ids=["chain-link-first", "chain-target-first", "chain-to-an-absolute-file", "loop"],
+)
+def test_extract_refuses_links_that_lead_out_through_other_links(links: list[tuple[str, str]], tmp_path: Path) -> None:
+    """A hostile pull request's tree: each link's own text stays inside the snapshot, and together they lead out of
+    it (to the scratch folder of the service that extracts it, and from there anywhere: its keys)."""
+    (tmp_path / "secret").write_text("the service's key")
+    with pytest.raises(UnsafeSnapshot, match="link points out of the snapshot"):
+        extract_snapshot(tar_with(*_FOLDERS, *_links(*links), (member("m.py"), b"x = 1\n")), tmp_path / "out")
+    assert not any((tmp_path / "out").iterdir()), "nothing is written when one link leads out"
+
+
+def test_extract_keeps_links_that_lead_inside_through_other_links(tmp_path: Path) -> None:
+    data = tar_with(
+        *_FOLDERS,
+        (member("pkg/a.py"), b"A = 1\n"),
+        *_links(("p/q/up", "../.."), ("lib", "pkg"), ("via", "p/q/up/lib/a.py"), ("p/q/here", "../../p/q/up/pkg")),
+    )
+    extract_snapshot(data, tmp_path / "out")
+    assert (tmp_path / "out" / "via").read_text() == "A = 1\n"
+    assert (tmp_path / "out" / "p" / "q" / "here" / "a.py").read_text() == "A = 1\n"
