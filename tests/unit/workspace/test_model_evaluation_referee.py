@@ -123,3 +123,29 @@ def test_the_attacks_that_faked_a_self_reported_metric_move_nothing_under_the_re
         return
     result = evaluate_model(bundle.tree("candidate"), window, spec.workspace, spec.gate)
     assert result.metrics["accuracy"] < 0.2  # the sign-flipped candidate's own predictions
+
+
+LINKS_ITS_OUTPUT = """import os, sys
+os.symlink({target!r}, sys.argv[sys.argv.index("--output") + 1])
+"""
+
+
+def test_an_output_written_as_a_link_is_refused_not_followed(tmp_path: Path) -> None:
+    """The command names its predictions file a link to a file of ModelGuard's own machine, which the sandbox cannot
+    read but the referee, reading outside it, could: here one that scores perfectly. The sandbox copies out only
+    regular files the command wrote (`libs/sandbox/staging.py`), so the link never reaches the referee."""
+    bundle = _bundle(tmp_path)
+    window = _window(bundle, "incident")
+    outside = tmp_path / "host-only" / "perfect.csv"
+    outside.parent.mkdir()
+    held = [line.split(",") for line in window.eval.read_text(encoding="utf-8").splitlines()[1:]]
+    header = window.eval.read_text(encoding="utf-8").splitlines()[0].split(",")
+    label = header.index("label")
+    outside.write_text(
+        "row_id,prediction\n" + "".join(f"{i},{row[label]}\n" for i, row in enumerate(held)), encoding="utf-8"
+    )
+    (bundle.tree("candidate") / "predict.py").write_text(LINKS_ITS_OUTPUT.format(target=str(outside)), encoding="utf-8")
+    with pytest.raises(
+        WorkspaceCommandFailed, match=r"did not copy these outputs: .*predictions\.csv: not a regular file"
+    ):
+        evaluate_model(bundle.tree("candidate"), window, bundle.spec.workspace, bundle.spec.gate)
