@@ -12,6 +12,10 @@ Text that starts with a UTF-8 byte order mark (U+FEFF, which Windows editors wri
 without the mark, the columns of line 1 counted after it (``SourceText`` puts the mark on no line). ``ast.parse``
 of a str refuses the mark, so every reader took such a file, which runs, for one that does not parse.
 
+Bytes are decoded by Python's own rule (``source_encoding.decode_source``: the mark, else a PEP 263 coding
+declaration, else UTF-8), the one every reader of a workspace's Python shares; bytes Python refuses raise its
+UnreadableSource, a SyntaxError with the shared reason.
+
 The depth is measured by the walk every reader of the tree shares (``tree_walk.walked``), so the check costs no extra
 pass for them.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import ast
 
+from libs.python_source.source_encoding import decode_source
 from libs.python_source.tree_walk import TooDeep, walked_within
 
 MAX_DEPTH = 100
@@ -44,8 +49,9 @@ def parse_expression(source: str | bytes) -> ast.expr:
 
 
 def _parsed(source: str | bytes, mode: str) -> ast.AST:
-    if isinstance(source, str):
-        source = source.removeprefix(BYTE_ORDER_MARK)
+    if isinstance(source, bytes):
+        source = decode_source(source).text  # raises UnreadableSource, a SyntaxError, with the shared reason
+    source = source.removeprefix(BYTE_ORDER_MARK)
     try:
         tree = ast.parse(source, mode=mode)
     except (ValueError, RecursionError, MemoryError) as error:  # UnicodeEncodeError is a ValueError
