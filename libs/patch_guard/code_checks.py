@@ -20,12 +20,12 @@ from pathlib import PurePosixPath
 from libs.patch_guard.always_refused import RefusedFinding, new_refused, refused_constructs
 from libs.patch_guard.changed_statements import ChangedStatements
 from libs.patch_guard.config_text_rules import config_line_problems
-from libs.patch_guard.content_checks import is_python
 from libs.patch_guard.file_images import FileImage
 from libs.patch_guard.fragments import Fragment, parse_fragments
 from libs.patch_guard.identifier_scripts import identifier_problem, identifiers, tree_identifiers
 from libs.patch_guard.module_uses import Use, bound_names, module_uses, top_level_imports
 from libs.patch_guard.new_code_allowlist import NewCodeAllowList
+from libs.patch_guard.paths import is_python
 from libs.patch_guard.report import CheckResult, Finding, judged
 from libs.patch_guard.source_trees import SourceTrees
 

@@ -5,7 +5,6 @@ deny-list, a second layer under the allow-list of :mod:`libs.patch_guard.code_ch
 from __future__ import annotations
 
 from collections.abc import Collection
-from pathlib import PurePosixPath
 
 from libs.patch_guard.ast_rules import ConstructFinding, forbidden_constructs, new_constructs
 from libs.patch_guard.constructs import Category
@@ -13,16 +12,12 @@ from libs.patch_guard.diff_parse import FileChange
 from libs.patch_guard.file_images import FileImage
 from libs.patch_guard.fragments import scan_lines
 from libs.patch_guard.hunk_apply import split_lines
+from libs.patch_guard.paths import is_python
 from libs.patch_guard.report import CheckResult, Finding, judged, skipped
 from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.text_rules import foreign_coding, hidden_characters
 
-PYTHON_SUFFIXES = frozenset({".py", ".pyw", ".pyi"})
 CODING_LINES = (1, 2)
-
-
-def is_python(path: str) -> bool:
-    return PurePosixPath(path).suffix in PYTHON_SUFFIXES
 
 
 def check_no_hidden_text(changes: list[FileChange], images: list[FileImage]) -> CheckResult:

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from libs.patch_guard.diff_parse import FileChange
 from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks_marking_added, created_text, split_lines
-from libs.patch_guard.paths import path_shape_problem, symlink_on_path
+from libs.patch_guard.paths import is_python, path_shape_problem, symlink_on_path
+from libs.python_source.source_encoding import UnreadableSource, decode_source
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -75,7 +76,12 @@ class Unreadable(BaseModel):
 
 
 def read_workspace_text(workspace: Path, path: str) -> str | Unreadable:
-    """The UTF-8 text of a plain workspace path with no symbolic link on it, or why it cannot be read."""
+    """The UTF-8 text of a plain workspace path with no symbolic link on it, or why it cannot be read.
+
+    A Python file's bytes are read by Python's rule (PEP 263, ``decode_source``), the one every reader shares, and
+    refused with its reason when Python would refuse them. One that declares another encoding and holds bytes that
+    are not the UTF-8 of its text (a Latin-1 file with accents) is refused too: the patch is UTF-8 text, and checking
+    it against a decoded text that is not the file's bytes would judge a file git does not apply it to."""
     if path_shape_problem(path):
         return Unreadable(reason="not read: not a plain path inside the workspace")
     if symlink_on_path(workspace, path):
@@ -86,11 +92,24 @@ def read_workspace_text(workspace: Path, path: str) -> str | Unreadable:
     if file.stat().st_size > MAX_FILE_BYTES:
         return Unreadable(reason=f"larger than {MAX_FILE_BYTES} bytes")
     try:
-        return file.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        return Unreadable(reason="the workspace file is not UTF-8 text")
+        raw = file.read_bytes()
     except OSError as error:
         return Unreadable(reason=f"unreadable: {error.strerror or error}")
+    if not is_python(path):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return Unreadable(reason="the workspace file is not UTF-8 text")
+    try:
+        decoded = decode_source(raw)
+    except UnreadableSource as unreadable:
+        return Unreadable(reason=unreadable.reason)
+    if not decoded.is_utf8 and decoded.text.encode("utf-8") != raw:
+        return Unreadable(
+            reason=f"declares encoding {decoded.encoding} (PEP 263) and holds text that is not UTF-8: only UTF-8 "
+            "is read the same by every tool"
+        )
+    return decoded.text
 
 
 def _absent(workspace: Path, path: str) -> str | None:

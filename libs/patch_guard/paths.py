@@ -69,3 +69,11 @@ def resolves_inside(workspace: Path, path: str) -> bool:
     """``path`` resolved in ``workspace`` (following any symbolic link) is still inside it."""
     root = workspace.resolve()
     return (root / path).resolve().is_relative_to(root)
+
+
+PYTHON_SUFFIXES = frozenset({".py", ".pyw", ".pyi"})
+
+
+def is_python(path: str) -> bool:
+    """Whether a patch path names a Python file (its suffix)."""
+    return PurePosixPath(path).suffix in PYTHON_SUFFIXES

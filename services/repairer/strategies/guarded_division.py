@@ -58,7 +58,8 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     assert suspect is not None
     source = context.candidate.read(suspect.file)
     if source is None:
-        return _refuse(f"{suspect.file} is not a readable file of the candidate revision")
+        reason = context.candidate.unreadable_reason(suspect.file)
+        return _refuse(f"{suspect.file} is not a readable file of the candidate revision: {reason}")
     base_source = context.base.read(suspect.file) if context.base is not None else None
     return guard_division(
         source, suspect.file, suspect.function, suspect.divisor, policy=context.division, base_source=base_source

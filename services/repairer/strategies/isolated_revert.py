@@ -31,7 +31,8 @@ def revert_isolated(
     for path, refs in sorted(by_path.items()):
         base_text, candidate_text = base.read(path), candidate.read(path)
         if base_text is None or candidate_text is None:
-            return StrategyRefusal(strategy=strategy, reason=f"{path} is not readable in both revisions")
+            reason = (base if base_text is None else candidate).unreadable_reason(path)
+            return StrategyRefusal(strategy=strategy, reason=f"{path} is not readable in both revisions: {reason}")
         base_lines = python_lines(base_text)
         lines = python_lines(candidate_text)
         spans = sorted((span for ref in refs for span in ref.hunks), key=lambda s: s.candidate_start, reverse=True)

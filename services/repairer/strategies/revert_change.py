@@ -79,9 +79,15 @@ def _revert_isolated(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
 def revert_file(base: SourceTree, candidate: SourceTree, file: str, functions: list[str]) -> FileEdit | StrategyRefusal:
     base_source, candidate_source = base.read(file), candidate.read(file)
     if candidate_source is None:
-        return _refuse(f"{file} is not a readable file of the candidate revision")
+        reason = candidate.unreadable_reason(file)
+        return _refuse(f"{file} is not a readable file of the candidate revision: {reason}")
     if base_source is None:
-        return _refuse(f"{file} does not exist in the base revision")
+        reason = base.unreadable_reason(file)
+        return _refuse(
+            f"{file} does not exist in the base revision"
+            if reason == "not a file inside the revision"
+            else f"{file} is not a readable file of the base revision: {reason}"
+        )
     if file.endswith(CONFIG_SUFFIXES):  # no statements to align: every changed hunk goes back to the base text
         return FileEdit(path=file, old_text=candidate_source, new_text=base_source)
     try:
