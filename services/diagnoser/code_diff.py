@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from libs.python_source.source_encoding import UnreadableSource, decode_source
 from libs.python_source.untrusted_parsing import parse_module
 
 IGNORED_DIRECTORY_NAMES = frozenset({"__pycache__", ".git", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
@@ -71,11 +72,14 @@ def diff_trees(base_dir: Path, candidate_dir: Path) -> CodeDiff:
         if base_bytes == candidate_bytes:
             continue
         status: ChangeStatus = "added" if base_bytes is None else "removed" if candidate_bytes is None else "modified"
-        base_text = _decode(base_bytes)
-        candidate_text = _decode(candidate_bytes)
-        diff_lines = list(_unified_diff_lines(relpath, base_text, candidate_text, status))
-        diff_chunks.append("".join(diff_lines))
         is_python = relpath.endswith(".py")
+        base_text = _text(base_bytes, is_python)
+        candidate_text = _text(candidate_bytes, is_python)
+        if isinstance(base_text, Unshown) or isinstance(candidate_text, Unshown):
+            diff_lines = list(_unshown_diff_lines(relpath, status, base_text, candidate_text))
+        else:
+            diff_lines = list(_unified_diff_lines(relpath, base_text, candidate_text, status))
+        diff_chunks.append("".join(diff_lines))
         module_level_changed = False
         if is_python:
             base_tree = _parse(base_text)
@@ -172,13 +176,31 @@ def _source_files(root: Path) -> dict[str, bytes]:
     return files
 
 
-def _decode(content: bytes | None) -> str:
+class Unshown(BaseModel):
+    """A file version whose bytes are no text: it has no lines to diff and no functions."""
+
+    reason: str
+
+
+def _text(content: bytes | None, is_python: bool) -> str | Unshown:
+    """The text of one version: a Python file's as Python reads it (PEP 263: its coding declaration, else UTF-8),
+    any other file's as UTF-8; never with replacement characters, which would compare mangled text."""
     if content is None:
         return ""
-    return content.decode("utf-8", errors="replace")
+    if is_python:
+        try:
+            return decode_source(content).text
+        except UnreadableSource as unreadable:
+            return Unshown(reason=unreadable.reason)
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Unshown(reason=f"not UTF-8: byte 0x{content[error.start]:02x} at offset {error.start} ({error.reason})")
 
 
-def _parse(text: str) -> ast.Module | None:
+def _parse(text: str | Unshown) -> ast.Module | None:
+    if isinstance(text, Unshown):
+        return None
     try:
         return parse_module(text)
     except SyntaxError:
@@ -202,9 +224,27 @@ def _without_functions(node: ast.stmt) -> ast.stmt:
     return node
 
 
+def _unshown_diff_lines(
+    relpath: str, status: ChangeStatus, before: str | Unshown, after: str | Unshown
+) -> Iterator[str]:
+    """The headers and, for each version that is no text, why its lines are not shown (no line is counted)."""
+    from_file, to_file = _diff_names(relpath, status)
+    yield f"--- {from_file}\n"
+    yield f"+++ {to_file}\n"
+    for side, text in (("before", before), ("after", after)):
+        if isinstance(text, Unshown):
+            yield f"\\ {side}: not shown, {text.reason}\n"
+
+
+def _diff_names(relpath: str, status: ChangeStatus) -> tuple[str, str]:
+    return (
+        "/dev/null" if status == "added" else f"a/{relpath}",
+        "/dev/null" if status == "removed" else f"b/{relpath}",
+    )
+
+
 def _unified_diff_lines(relpath: str, before: str, after: str, status: ChangeStatus) -> Iterator[str]:
-    from_file = "/dev/null" if status == "added" else f"a/{relpath}"
-    to_file = "/dev/null" if status == "removed" else f"b/{relpath}"
+    from_file, to_file = _diff_names(relpath, status)
     for line in difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), from_file, to_file
     ):

@@ -56,8 +56,8 @@ def _package_inits(tree: Path, relpath: str) -> list[str]:
 
 def _local_imports(tree: Path, relpath: str) -> list[str]:
     try:
-        module_ast = parse_module((tree / relpath).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        module_ast = parse_module((tree / relpath).read_bytes())  # decoded as Python decodes it (PEP 263)
+    except (OSError, SyntaxError):
         return []
     package = PurePosixPath(relpath).parent.parts  # for a module and for a package's __init__ alike
     files = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.python_source.source_encoding import read_source
 from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.code_diff import FunctionNode, iter_functions
 
@@ -29,7 +30,8 @@ class RevisionFunctions:
         self._files: dict[str, FileFunctions | None] = {}
 
     def of(self, relpath: str) -> FileFunctions | None:
-        """The file's text and functions; None when it is missing, not UTF-8 or does not parse."""
+        """The file's text (as Python reads it, PEP 263) and functions; None when it is missing, its bytes are
+        not text Python reads, or it does not parse."""
         if relpath not in self._files:
             self._files[relpath] = _read(self.root / relpath)
         return self._files[relpath]
@@ -46,8 +48,8 @@ def _read(path: Path) -> FileFunctions | None:
     if not path.is_file():
         return None
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_source(path).text
         tree = parse_module(source)
-    except (OSError, UnicodeDecodeError, SyntaxError):
+    except (OSError, SyntaxError):  # an UnreadableSource is a SyntaxError
         return None
     return FileFunctions(source, dict(iter_functions(tree)))

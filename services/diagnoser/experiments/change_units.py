@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from libs.python_source.source_encoding import UnreadableSource, decode_source
 from libs.python_source.source_text import python_lines
 from libs.python_source.untrusted_parsing import parse_module
 from libs.sequence_alignment import aligned_opcodes
@@ -96,10 +97,10 @@ def change_units(base: Path, candidate: Path) -> list[ChangeUnit]:
 
 
 def _edits(path: str, old: bytes, new: bytes, first_id: int) -> list[ChangeUnit]:
-    try:
-        a_text, b_text = old.decode("utf-8"), new.decode("utf-8")
-    except UnicodeDecodeError:
+    texts = _line_texts(path, old, new)
+    if texts is None:
         return [ChangeUnit(first_id, path, "file_replaced")]
+    a_text, b_text = texts
     a, b = python_lines(a_text), python_lines(b_text)
     opcodes = aligned_opcodes(a, b)
     if opcodes is None:  # lines repeated so often that aligning them costs more than the budget: one unit
@@ -129,6 +130,33 @@ def _edits(path: str, old: bytes, new: bytes, first_id: int) -> list[ChangeUnit]
         )
         for index, (group_hunks, anchors) in enumerate(groups)
     ]
+
+
+def _line_texts(path: str, old: bytes, new: bytes) -> tuple[str, str] | None:
+    """Both versions as text whose lines can be mixed and written back byte for byte, or None (the file is then
+    replaced whole). A Python file is read as Python reads it (PEP 263: a Latin-1 file with a coding declaration is
+    text), in one encoding in both versions, each line of which encodes back to its own bytes (``file_encoding``
+    writes an assembled tree's file in it); any other file as UTF-8."""
+    if not path.endswith(".py"):
+        try:
+            return old.decode("utf-8"), new.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        before, after = decode_source(old), decode_source(new)
+    except UnreadableSource:
+        return None
+    if before.encoding != after.encoding:
+        return None
+    for text, raw in ((before.text, old), (after.text, new)):
+        if b"".join(line.encode(before.encoding) for line in python_lines(text)) != raw:
+            return None
+    return before.text, after.text
+
+
+def file_encoding(path: str, raw: bytes) -> str:
+    """The encoding ``change_units`` read a file's lines in (it cut hunks only where this is well defined)."""
+    return decode_source(raw).encoding if path.endswith(".py") else "utf-8"
 
 
 Definition = tuple[int, int, str]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from libs.python_source.source_encoding import read_source
 from libs.python_source.source_text import python_lines
 from libs.python_source.untrusted_parsing import parse_module
 from services.diagnoser.experiments.change_units import ChangeUnit
@@ -79,6 +80,6 @@ def _bound(node: ast.stmt) -> list[str]:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_source(path).text
+    except (OSError, SyntaxError):  # an UnreadableSource is a SyntaxError
         return None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from libs.python_source.source_text import python_lines
 from services.diagnoser.code_diff import IGNORED_DIRECTORY_NAMES
-from services.diagnoser.experiments.change_units import ChangeUnit
+from services.diagnoser.experiments.change_units import ChangeUnit, file_encoding
 
 
 def assemble_tree(base: Path, candidate: Path, units: Collection[ChangeUnit], destination: Path) -> Path:
@@ -24,11 +24,13 @@ def assemble_tree(base: Path, candidate: Path, units: Collection[ChangeUnit], de
         if whole:
             _apply_whole(whole[0], Path(candidate) / path, target)
             continue
-        lines = python_lines(target.read_bytes().decode("utf-8"))
+        raw = target.read_bytes()
+        encoding = file_encoding(path, raw)  # a Latin-1 file with a coding declaration is written back in Latin-1
+        lines = python_lines(raw.decode(encoding))
         hunks = [hunk for unit in selected for hunk in unit.hunks]
         for hunk in sorted(hunks, key=lambda h: h.base_start, reverse=True):
             lines[hunk.base_start : hunk.base_end] = list(hunk.replacement)
-        target.write_text("".join(lines), encoding="utf-8")
+        target.write_bytes("".join(lines).encode(encoding))
     return destination
 
 

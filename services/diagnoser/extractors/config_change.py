@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from libs.python_source.source_encoding import read_source
 from services.diagnoser.behavioural_paths import is_test_or_documentation
 from services.diagnoser.code_diff import CodeDiff
 from services.diagnoser.config_files import flattened_config, is_config_file
@@ -98,7 +99,10 @@ def _hyper_params(aspect: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _text(path: Path) -> str:
+    """A Python file's text as Python reads it (PEP 263), a config file's as UTF-8; empty when unreadable."""
     try:
+        if path.suffix == ".py":
+            return read_source(path).text
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, SyntaxError):  # an UnreadableSource is a SyntaxError
         return ""

@@ -58,11 +58,11 @@ def read_columns_evidence(trees: Iterable[Path], columns: set[str], label: str) 
 
 
 def text_mentions(raw: bytes, columns: set[str]) -> list[tuple[str, str]]:
-    """(column, use) for each string constant of a Python file (as read, UTF-8) that names a column, in the order
-    ``ast.walk`` meets them; none when the file does not parse."""
+    """(column, use) for each string constant of a Python file (its bytes decoded as Python decodes them, PEP 263)
+    that names a column, in the order ``ast.walk`` meets them; none when the file does not read or parse."""
     try:
-        tree = parse_module(raw.decode("utf-8"))
-    except (SyntaxError, UnicodeDecodeError):
+        tree = parse_module(raw)
+    except SyntaxError:
         return []
     docstrings = _docstring_nodes(tree)
     found = []
