@@ -3,11 +3,13 @@ guard and the validator parse the workspace's files to find what changed, what t
 is read and what a repair may touch. A file the parser refuses to build (a sum of 12,000 terms raises
 RecursionError in ``ast.parse``) stopped the diagnosis: the incident was dead-lettered as a handler error and nobody
 got a diagnosis. Beside it the pull request adds one the parser builds but that is too deep for a recursive reader
-(``ast.unparse`` of a 400-term sum fails), and one that is not UTF-8. Each is now one more file that does not
-parse.
+(``ast.unparse`` of a 400-term sum fails), and one that is not UTF-8 and declares no other encoding. Each is now one
+more file that does not parse. Python's own rule for a file's bytes (PEP 263) decides what is text: a fourth file,
+Latin-1 with a coding declaration, is valid Python, and every reader reads it as Python does (the repairer would
+refuse to edit it: a repair edits UTF-8 source only).
 
 The bundle is a model repository written by someone else (``fixtures/repos/checkout-fraud-scorer``); the pull
-request adds the three files beside the model's package, where the repair may touch files, and nothing imports
+request adds the four files beside the model's package, where the repair may touch files, and nothing imports
 them, so the incident is the same incident: the expected diagnosis, repair and validation."""
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ def _with_unreadable_files(tmp_path: Path) -> Path:
     deep = " + ".join("1" for _ in range(400))
     (package / "deep_table.py").write_text(f'"""Generated weights."""\nWEIGHT = {deep}\n', encoding="utf-8")
     (package / "legacy_codes.py").write_bytes(b'# exported from the old system\nCODES = {"caf\xe9": 1}\n')
+    (package / "legacy_labels.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n# export\xe9 de l'ancien syst\xe8me\n\n\n"
+        b'def libell\xe9(code):\n    return {"caf\xe9": "boisson"}.get(code)\n'
+    )
     return bundle
 
 
