@@ -133,3 +133,9 @@ def test_a_change_experiment_rebuilds_a_cookie_file_byte_for_byte_in_its_own_enc
     assert (assembled / MODULE).read_bytes() == case.raw(candidate=True)
     none = assemble_tree(base, candidate, [], tmp_path / "none")
     assert (none / MODULE).read_bytes() == case.raw(candidate=False)
+    assert len(units) > 1  # the constant and the function: each alone is a file Python reads in the same encoding
+    for unit in units:
+        alone = assemble_tree(base, candidate, [unit], tmp_path / f"unit-{unit.id}")
+        decoded = decode_source((alone / MODULE).read_bytes())
+        assert decoded.encoding == case.readable
+        assert decoded.text.encode(case.readable) == (alone / MODULE).read_bytes()
