@@ -12,9 +12,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from libs.patch_guard.diff_parse import FileChange
-from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks_marking_added, created_text, split_lines
+from libs.patch_guard.hunk_apply import HunkMismatch, apply_hunks_marking_added, created_text
 from libs.patch_guard.paths import is_python, path_shape_problem, symlink_on_path
 from libs.python_source.source_encoding import UnreadableSource, decode_source
+from libs.python_source.source_text import python_lines
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -31,7 +32,8 @@ class FileImage(BaseModel):
     problem: str | None = None
     """Why the patch does not apply to the workspace."""
     added_lines: frozenset[int] = frozenset()
-    """The numbers of the lines of ``after`` the patch adds, when ``known``."""
+    """The numbers of the lines of ``after`` the patch adds, when ``known``: Python's numbers (a lone ``\\r`` ends a
+    line), the syntax tree's."""
     approved: str | None = None
     """The same file in the approved (base) revision, when the guard was given it: what it used was reviewed."""
 
@@ -52,7 +54,7 @@ def _image(change: FileChange, workspace: Path | None) -> FileImage:
     path = change.path
     if change.operation == "create":
         after = created_text(change.hunks)
-        everything = frozenset(range(1, len(split_lines(after)) + 1))
+        everything = frozenset(range(1, len(python_lines(after)) + 1))
         problem = _absent(workspace, path) if workspace is not None else None
         return FileImage(
             path=path, change=change, before="", after=after, known=True, problem=problem, added_lines=everything

@@ -2,14 +2,21 @@
 
 Hunks are placed where their old side matches the file exactly, at the line they name or, like
 ``git apply``, at the nearest offset that matches; context is never fuzzed. Lines are split on ``\\n``
-only, as git splits them, so a ``\\r`` inside a line stays inside it.
+only, as git splits them, so a ``\\r`` inside a line stays inside it. The lines the patch adds are numbered
+as Python numbers them (its tokenizer also ends a line at a lone ``\\r``), so they name the syntax tree's lines.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 from libs.patch_guard.diff_parse import Hunk
+from libs.python_source.source_text import ends_lines_in_carriage_return, python_lines
+
+MAX_ALIGNED_LINES = 1 << 22
+"""Above this product of the changed runs' lengths (in Python lines), every line of the new run counts as added
+rather than aligning the two runs line by line (which takes time in that product)."""
 
 
 class HunkMismatch(ValueError):
@@ -30,8 +37,8 @@ def apply_hunks(before: str, hunks: Sequence[Hunk]) -> str:
 
 
 def apply_hunks_marking_added(before: str, hunks: Sequence[Hunk]) -> tuple[str, frozenset[int]]:
-    """The text after the hunks, and the numbers of its lines the hunks add (where they really landed,
-    which is not always the line a hunk header names)."""
+    """The text after the hunks, and the numbers of its lines (as Python numbers them) the hunks add, where they
+    really landed, which is not always the line a hunk header names."""
     lines = split_lines(before)
     result: list[str] = []
     added: set[int] = set()
@@ -51,7 +58,50 @@ def apply_hunks_marking_added(before: str, hunks: Sequence[Hunk]) -> tuple[str, 
                 added.add(len(result))
         cursor = position + len(old)
     result.extend(lines[cursor:])
-    return "".join(result), frozenset(added)
+    after = "".join(result)
+    if not ends_lines_in_carriage_return(after):
+        return after, frozenset(added)  # git's lines are Python's
+    return after, python_added_lines(before, result, frozenset(added))
+
+
+def python_added_lines(before: str, after_lines: list[str], added: frozenset[int]) -> frozenset[int]:
+    """The Python line numbers of the added lines ``added`` (git's numbers of the lines ``after_lines``).
+
+    A line of git's that holds several of Python's (they end in a lone ``\\r``) is added whole by a hunk: the whole
+    of a file whose lines all end in ``\\r`` is one line to git. Of its Python lines, those the patch really changes
+    count, found by aligning the file's Python lines before and after (outside a common start and end); a line of
+    git's that is one line of Python's is added as the hunk says."""
+    counts = [len(python_lines(line)) for line in after_lines]
+    numbers: set[int] = set()
+    several: set[int] = set()
+    first = 1
+    for git_number, count in enumerate(counts, start=1):
+        if git_number in added:
+            (numbers if count == 1 else several).update(range(first, first + count))
+        first += count
+    if several:
+        numbers.update(several & _changed_lines(python_lines(before), python_lines("".join(after_lines))))
+    return frozenset(numbers)
+
+
+def _changed_lines(old: list[str], new: list[str]) -> set[int]:
+    """The numbers (1-based) of the lines of ``new`` that are not an unchanged line of ``old``."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    old_run, new_run = old[start : len(old) - end], new[start : len(new) - end]
+    if len(old_run) * len(new_run) > MAX_ALIGNED_LINES:
+        return set(range(start + 1, start + len(new_run) + 1))
+    matcher = difflib.SequenceMatcher(None, old_run, new_run, autojunk=False)
+    return {
+        start + index + 1
+        for tag, _, _, first, last in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for index in range(first, last)
+    }
 
 
 def created_text(hunks: Sequence[Hunk]) -> str:

@@ -17,6 +17,7 @@ import tokenize
 import unicodedata
 from collections.abc import Iterator
 
+from libs.python_source.source_text import python_lines
 from libs.python_source.tree_walk import nodes_of
 
 WIDTH_PREFIXES = frozenset({"FULLWIDTH", "HALFWIDTH"})
@@ -46,13 +47,15 @@ def tree_identifiers(tree: ast.AST) -> Iterator[tuple[int, str]]:
 
 def identifiers(source: str) -> Iterator[tuple[int, str]]:
     """(line, identifier as written) of every name token of ``source``; what does not tokenize is read as
-    words (strings and comments included: more, never fewer)."""
+    words (strings and comments included: more, never fewer). Lines are numbered as Python numbers them (a lone
+    ``\\r`` ends one, a form feed does not), as the syntax tree's are: the pure-Python tokenizer would read a file
+    whose lines end in ``\\r`` as one line."""
     try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        for token in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
             if token.type == tokenize.NAME:
                 yield token.start[0], token.string
     except (tokenize.TokenError, SyntaxError):
-        for number, line in enumerate(source.splitlines(), start=1):
+        for number, line in enumerate(python_lines(source), start=1):
             for match in WORD.finditer(line):
                 yield number, match.group()
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_LONE_CARRIAGE_RETURN = re.compile(r"\r(?!\n)")
 _BYTE_ORDER_MARK = "\ufeff"
 
 
@@ -22,6 +23,12 @@ def python_lines(text: str) -> list[str]:
     ``\\n``), so line ``n`` of the syntax tree is item ``n - 1``; ``str.splitlines`` also splits at form feeds,
     vertical tabs and Unicode separators, which Python's lines (and the AST's line numbers) run through."""
     return _LINE.findall(text)
+
+
+def ends_lines_in_carriage_return(text: str) -> bool:
+    """Whether a line of ``text`` ends in a lone ``\\r`` (old Mac style): one not followed by ``\\n``, where Python's
+    tokenizer ends a line and git, which splits on ``\\n`` only, does not."""
+    return _LONE_CARRIAGE_RETURN.search(text) is not None
 
 
 class OverlappingEdits(ValueError):
