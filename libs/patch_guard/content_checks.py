@@ -16,21 +16,37 @@ from libs.patch_guard.paths import is_python
 from libs.patch_guard.report import CheckResult, Finding, judged, skipped
 from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.text_rules import foreign_coding, hidden_characters
+from libs.python_source.source_text import ends_lines_in_carriage_return
 
 CODING_LINES = (1, 2)
 
 
 def check_no_hidden_text(changes: list[FileChange], images: list[FileImage]) -> CheckResult:
     findings = []
+    befores = {image.path: image.before for image in images if image.change.operation != "create"}
     for change in changes:
+        carriage_returns = _ends_lines_in_carriage_return(change, befores.get(change.path))
         for hunk in change.hunks:
             for number, text in hunk.numbered("+"):
-                for hidden in hidden_characters(text, first_line_of_file=number == 1):
+                for hidden in hidden_characters(
+                    text, first_line_of_file=number == 1, carriage_returns_end_lines=carriage_returns
+                ):
                     findings.append(Finding(detail=hidden, path=change.path, line=number))
     for image in images:
         if is_python(image.path):
             findings.extend(_foreign_codings(image))
     return judged("no_hidden_text", findings, "no hidden characters or foreign encodings", "hidden text")
+
+
+def _ends_lines_in_carriage_return(change: FileChange, before: str | None) -> bool:
+    """Whether the file's own lines, before the patch, end in a lone ``\\r``: the workspace's file when the guard
+    read it, else the old side of the hunks (the lines the patch says the file has, which ``git apply`` checks). A
+    file the patch creates has no lines of its own before it."""
+    if change.operation == "create":
+        return False
+    if before is None:
+        before = "".join(line for hunk in change.hunks for line in hunk.old_side())
+    return ends_lines_in_carriage_return(before)
 
 
 def _foreign_codings(image: FileImage) -> list[Finding]:

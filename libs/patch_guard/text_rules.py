@@ -2,7 +2,11 @@
 
 Bidirectional controls reorder what an editor shows (Trojan Source, CVE-2021-42574); zero-width, tag and
 other format characters split, join or smuggle text a reader does not see; a ``\\r`` inside a line is a
-line break to Python but not to git or a diff viewer. A PEP 263 coding declaration other than UTF-8 makes
+line break to Python but not to git or a diff viewer (on a terminal, what follows it overwrites what precedes it).
+Python's tokenizer ends a line at every ``\\r``, ``\\r\\n`` and ``\\n``, so a ``\\r`` is measured against the file it
+is in: where the file's own lines end in a lone ``\\r`` (old Mac style, which Python reads like any other file), it is
+a line ending there, not hidden text; in a file whose lines end only in ``\\n`` or ``\\r\\n``, a ``\\r`` before the end
+of a line is hidden text. A PEP 263 coding declaration other than UTF-8 makes
 Python decode the file differently from every tool that shows it (``# coding: utf-7`` hides code in
 ``+AG...`` runs).
 """
@@ -18,12 +22,16 @@ HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn"})
 CODING_DECLARATION = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-def hidden_characters(text: str, *, first_line_of_file: bool = False) -> list[str]:
-    """Each character of one line a reviewer would not see, described with its column."""
+def hidden_characters(
+    text: str, *, first_line_of_file: bool = False, carriage_returns_end_lines: bool = False
+) -> list[str]:
+    """Each character of one line (as git splits lines, on ``\\n``) a reviewer would not see, described with its
+    column. ``carriage_returns_end_lines``: the file's lines end in a lone ``\\r``, so each ``\\r`` of the line is a
+    line ending (Python ends a line at every one), not a hidden character."""
     found: list[str] = []
     for column, char in enumerate(text, start=1):
-        if char == "\t" or (char == "\r" and column == len(text)):
-            continue  # indentation, a CRLF line ending
+        if char == "\t" or (char == "\r" and (column == len(text) or carriage_returns_end_lines)):
+            continue  # indentation, a CRLF line ending, a line ending of a file whose lines end in \r
         if char == "\ufeff" and column == 1 and first_line_of_file:
             continue  # a byte-order mark
         category = unicodedata.category(char)

@@ -39,3 +39,11 @@ def test_a_byte_order_mark_only_at_the_start_of_a_file() -> None:
 )
 def test_coding_declarations(line: str, coding: str | None) -> None:
     assert foreign_coding(line) == coding
+
+
+def test_a_carriage_return_is_a_line_ending_only_in_a_file_whose_lines_end_in_one() -> None:
+    assert hidden_characters("x = 1\ry = 2\r", carriage_returns_end_lines=True) == []
+    assert hidden_characters("x = 1\ry = 2\r")
+    assert hidden_characters("x = 1\ry\u200b = 2\r", carriage_returns_end_lines=True) == [
+        "U+200B ZERO WIDTH SPACE at column 8"
+    ]
