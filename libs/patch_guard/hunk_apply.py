@@ -86,6 +86,20 @@ def python_added_lines(before: str, after_lines: list[str], added: frozenset[int
 
 def _changed_lines(old: list[str], new: list[str]) -> set[int]:
     """The numbers (1-based) of the lines of ``new`` that are not an unchanged line of ``old``."""
+    return {index + 1 for _, _, first, last in _changes(old, new) for index in range(first, last)}
+
+
+def python_lines_changed(old: str, new: str) -> int:
+    """How many of Python's lines ``old`` loses and ``new`` gains, aligned line by line (a hunk's two sides)."""
+    return sum(
+        old_last - old_first + last - first
+        for old_first, old_last, first, last in _changes(python_lines(old), python_lines(new))
+    )
+
+
+def _changes(old: list[str], new: list[str]) -> list[tuple[int, int, int, int]]:
+    """The runs ``old[a:b]`` replaced by ``new[c:d]`` (either may be empty), as (a, b, c, d): outside the common
+    start and end, aligned by :mod:`difflib` unless the runs are too long, then one run replaced whole."""
     start = 0
     while start < min(len(old), len(new)) and old[start] == new[start]:
         start += 1
@@ -93,15 +107,12 @@ def _changed_lines(old: list[str], new: list[str]) -> set[int]:
     while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
         end += 1
     old_run, new_run = old[start : len(old) - end], new[start : len(new) - end]
+    if not old_run and not new_run:
+        return []
     if len(old_run) * len(new_run) > MAX_ALIGNED_LINES:
-        return set(range(start + 1, start + len(new_run) + 1))
+        return [(start, start + len(old_run), start, start + len(new_run))]
     matcher = difflib.SequenceMatcher(None, old_run, new_run, autojunk=False)
-    return {
-        start + index + 1
-        for tag, _, _, first, last in matcher.get_opcodes()
-        if tag in ("replace", "insert")
-        for index in range(first, last)
-    }
+    return [(start + a, start + b, start + c, start + d) for tag, a, b, c, d in matcher.get_opcodes() if tag != "equal"]
 
 
 def created_text(hunks: Sequence[Hunk]) -> str:

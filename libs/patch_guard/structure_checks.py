@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from libs.patch_guard.diff_parse import FileChange
+from libs.patch_guard.diff_parse import FileChange, Hunk
+from libs.patch_guard.hunk_apply import python_lines_changed
 from libs.patch_guard.paths import path_shape_problem, resolves_inside, symlink_on_path
 from libs.patch_guard.policy import EffectivePolicy
 from libs.patch_guard.report import CheckResult, Finding, judged, passed, skipped
+from libs.python_source.source_text import ends_lines_in_carriage_return
 
 REGULAR_FILE_MODE = "100644"
 
@@ -111,10 +113,20 @@ def check_max_files(changes: list[FileChange], policy: EffectivePolicy) -> Check
 
 
 def check_max_changed_lines(changes: list[FileChange], policy: EffectivePolicy) -> CheckResult:
-    count = sum(len(change.added) + len(change.removed) for change in changes)
+    count = sum(_changed_line_count(hunk) for change in changes for hunk in change.hunks)
     limit = policy.max_changed_lines
     findings = [] if count <= limit else [Finding(detail=f"{count} lines changed, at most {limit}")]
     return judged("max_changed_lines", findings, f"{count} of at most {limit}", "too many changed lines")
+
+
+def _changed_line_count(hunk: Hunk) -> int:
+    """The hunk's removed and added lines, as git counts them; where a line of git's holds several of Python's
+    (they end in a lone ``\\r``: a whole old-Mac-style file is one line to git), the Python lines its two sides
+    differ by, so an edit of such a file is held to the limit as any other file's edit is."""
+    changed = [line for line in hunk.lines if line.marker != " "]
+    if not any(ends_lines_in_carriage_return(line.with_ending) for line in changed):
+        return len(changed)
+    return python_lines_changed("".join(hunk.old_side()), "".join(hunk.new_side()))
 
 
 def check_strategy(strategy: str | None, policy: EffectivePolicy) -> CheckResult:

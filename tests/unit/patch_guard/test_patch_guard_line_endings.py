@@ -171,3 +171,13 @@ def test_a_fullwidth_identifier_added_to_a_cr_file_is_refused(tmp_path: Path) ->
     assert failed(report) == ["always_refused"]
     [finding] = report.check("always_refused").findings
     assert "\uff4donths" in finding.detail and finding.line == 10
+
+
+def test_a_cr_file_s_changed_lines_are_counted_as_python_counts_them(tmp_path: Path) -> None:
+    """A whole lone-CR file is one line to git: +1 -1 for any edit. The limit counts Python's lines instead."""
+    report = judged(tmp_path / "small", lone_cr(FEATURES), lone_cr(GUARDED))
+    assert report.check("max_changed_lines").reason.startswith("2 of at most")
+    rewritten = lone_cr(FEATURES).replace("import os as o\r", "import os as o\r" + "x = 1\r" * 50)
+    report = judged(tmp_path / "large", lone_cr(FEATURES), rewritten)
+    assert "max_changed_lines" in failed(report)
+    assert report.check("max_changed_lines").findings[0].detail.startswith("50 lines changed")
