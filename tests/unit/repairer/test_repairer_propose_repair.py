@@ -262,3 +262,25 @@ def test_never_reads_outside_the_workspace(tmp_path: Path) -> None:
     result = propose_repair(diagnosis(suspect=suspect), workspace(tmp_path), POLICY, SPEC)
     assert isinstance(result, RepairWithholding) and result.reason_code == "strategy_refused"
     assert "../secret.py is not a readable file" in result.reason
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["lone CR", "CRLF"])
+def test_a_file_whose_lines_end_in_cr_is_repaired_guarded_and_applied_with_its_endings(
+    tmp_path: Path, newline: str
+) -> None:
+    """The whole path of a repair of an old-Mac-style file (one line to git): the repairer writes the guard in the
+    file's own line endings, the guard passes it, and ``git apply`` (the validator's) gives the file Python reads."""
+    from services.validator.sandbox import apply_patch
+
+    features = FEATURES.replace("\n", newline)
+    root = workspace(tmp_path, {"pkg/features.py": features, "pkg/loader.py": LOADER})
+    result = propose_repair(diagnosis(), root, POLICY, SPEC)
+    assert isinstance(result, RepairProposal), result
+    assert result.strategy == "guarded_division" and result.guard.allowed
+    applied = apply_patch(root, result.unified_diff)
+    assert applied.applied, applied.detail
+    expected = features.replace(
+        f"{newline}    return total",
+        f"{newline}    if months <= 0:{newline}        return 0.0{newline}    return total",
+    )
+    assert (root / "pkg" / "features.py").read_bytes().decode("utf-8") == expected
