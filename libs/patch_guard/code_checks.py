@@ -113,13 +113,30 @@ def _python_refusals(image: FileImage, labels: tuple[str, ...], trees: SourceTre
         _refused(image.path, finding)
         for finding in new_refused(before_findings, refused_constructs(after, labels), changed)
     ]
-    known = frozenset(name for _, name in (*identifiers(image.before or ""), *tree_identifiers(before)))
-    found.extend(
-        Finding(detail=f"identifier: {problem}", path=image.path, line=line)
-        for line, name in (*identifiers(image.after or ""), *tree_identifiers(after))
-        if line in image.added_lines and (problem := identifier_problem(name, known)) is not None
-    )
+    found.extend(_identifier_findings(image, before, after))
     return _unique(found)
+
+
+def _identifier_findings(image: FileImage, before: ast.Module, after: ast.Module) -> list[Finding]:
+    """The identifiers on added lines a reviewer can misread. Only a non-ASCII identifier can be one
+    (`identifier_problem`), so a file whose text after the patch is all ASCII has none, and neither text is
+    tokenized; the module's identifiers before the patch are read only when a non-ASCII one was added."""
+    after_text = image.after or ""
+    if after_text.isascii():
+        return []
+    added = [
+        (line, name)
+        for line, name in (*identifiers(after_text), *tree_identifiers(after))
+        if line in image.added_lines and not name.isascii()
+    ]
+    if not added:
+        return []
+    known = frozenset(name for _, name in (*identifiers(image.before or ""), *tree_identifiers(before)))
+    return [
+        Finding(detail=f"identifier: {problem}", path=image.path, line=line)
+        for line, name in added
+        if (problem := identifier_problem(name, known)) is not None
+    ]
 
 
 def _hunk_refusals(image: FileImage, labels: tuple[str, ...]) -> list[Finding]:
