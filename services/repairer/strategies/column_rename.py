@@ -23,14 +23,18 @@ an entry point like any other read; otherwise the name follows the rename where 
 (``column_holder_renames``), a config file included when the workspace config lets a repair edit it.
 
 Refused when no permitted file reads the old column (naming the files that hold its name but may not be
-edited).
+edited), and when a permitted file the repairer cannot edit (a declared encoding other than UTF-8, bytes that are
+no text, a file that does not parse) holds the old name as a quoted string: the rename would leave that read
+behind, so it is refused naming the file and why, not proposed incomplete.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from contracts.catalogue import RepairStrategy, answers
+from libs.python_source.source_encoding import UnreadableSource, decode_source
 from libs.python_source.source_text import Replacement, SourceText, apply_replacements
 from services.repairer.repair_context import RepairContext
 from services.repairer.strategies.column_access import ColumnAccess, column_accesses
@@ -52,6 +56,12 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     if not renames:
         return _refuse("the diagnosis names no renamed column")
     package = PackageModules(context)
+    unedited = _unedited_readers(package, renames)
+    if unedited:
+        return _refuse(
+            "; ".join(f"{path} names {old!r} but cannot be edited here ({why})" for path, old, why in unedited)
+            + ": a rename that left it out would be incomplete"
+        )
     holders = HolderRenames(package)
     plans = [_entry_plan(module, ColumnNames(module, package), renames) for module in package.permitted_modules()]
     for plan in plans:
@@ -100,6 +110,24 @@ def propose(context: RepairContext) -> MultiFileEdit | StrategyRefusal:
     function = translated[0].split(" (")[0] if alone else None
     rationale = f"follows the upstream rename {summary}: {'; '.join(parts)}{note}"
     return multi_file_edit(STRATEGY, edits, rationale=rationale, function=function)
+
+
+def _unedited_readers(package: PackageModules, renames: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(path, old column, why) for each permitted file the repairer cannot edit that holds an old column's name
+    as a quoted string: its text as Python reads it (PEP 263), else its bytes one for one (Latin-1), so a name is
+    found in a file no reader decodes."""
+    found = []
+    for path, why in package.unread().items():
+        try:
+            raw = (package.context.candidate.root / path).read_bytes()
+        except OSError:
+            continue
+        try:
+            text = decode_source(raw).text
+        except UnreadableSource:
+            text = raw.decode("latin-1")
+        found += [(path, old, why) for old in sorted(renames) if re.search(rf"(['\"]){re.escape(old)}\1", text)]
+    return found
 
 
 def _refuse(reason: str) -> StrategyRefusal:

@@ -55,6 +55,16 @@ class PackageModules:
             self._parsed[path] = parsed
         return self._parsed[path]
 
+    def unread(self) -> dict[str, str]:
+        """Each permitted Python file this package has no module for, with why: the repairer cannot read it (a
+        declared encoding other than UTF-8, bytes that are not text) or it does not parse."""
+        unread: dict[str, str] = {}
+        for path in self.context.permitted_files():
+            if self.module(path) is None:
+                reason = self.context.candidate.unreadable_reason(path)
+                unread[path] = reason or "it does not parse"
+        return unread
+
     def python_files(self) -> list[str]:
         """Every Python file of the candidate tree, permitted or not (code anywhere may build an object)."""
         return sorted(self._files)

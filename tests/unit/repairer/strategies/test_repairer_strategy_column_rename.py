@@ -281,3 +281,39 @@ def test_a_caller_that_passes_its_frame_on_is_the_entry_and_a_helper_also_called
         '+    raw = raw.rename(columns={"transaction_amount": "amount"})',
         '+    frame = frame.rename(columns={"transaction_amount": "amount"})',
     ]
+
+
+LATIN1_READER = (
+    '# -*- coding: latin-1 -*-\n"""Montant en euros (r\xe9el)."""\n\n\n'
+    'def total(row):\n    return float(row["amount"])\n'
+)
+"""A module a French team wrote in Latin-1, declared: valid Python that reads the renamed column, and that the
+repairer does not edit (its edit would be written as UTF-8)."""
+UTF8_READER = 'def fee(row):\n    return 0.01 * float(row["amount"])\n'
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-8-broken"])
+def test_a_rename_is_refused_when_a_file_that_cannot_be_edited_reads_the_old_column(
+    tmp_path: Path, encoding: str
+) -> None:
+    """The rename would follow the column in every file but this one, which would still read it by its old name:
+    refused, naming the file and why it cannot be edited, rather than proposed incomplete."""
+    context = repair_context(
+        tmp_path, {"pkg/fees.py": UTF8_READER}, hypothesis="upstream_schema_change", hints=AMOUNT_RENAMED
+    )
+    raw = LATIN1_READER.encode("latin-1")
+    if encoding == "utf-8-broken":  # no declaration: not UTF-8, so Python itself refuses it
+        raw = raw.split(b"\n", 1)[1]
+    (tmp_path / "candidate" / "pkg" / "totals.py").write_bytes(raw)
+    reason = refusal_of(column_rename.propose(context))
+    assert "pkg/totals.py" in reason and "'amount'" in reason
+    assert ("declares encoding iso8859-1" if encoding == "latin-1" else "not UTF-8") in reason
+
+
+def test_a_file_that_cannot_be_edited_and_does_not_read_the_column_does_not_stop_the_rename(tmp_path: Path) -> None:
+    context = repair_context(
+        tmp_path, {"pkg/fees.py": UTF8_READER}, hypothesis="upstream_schema_change", hints=AMOUNT_RENAMED
+    )
+    (tmp_path / "candidate" / "pkg" / "labels.py").write_bytes(b'# -*- coding: latin-1 -*-\nLABEL = "d\xe9bit"\n')
+    edit = edit_of(column_rename.propose(context))
+    assert edit.files == ("pkg/fees.py",)
