@@ -13,8 +13,11 @@ from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
 from libs.bus.handler_errors import RejectedInput
 from libs.policy.effective import effective_policy_bytes, read_central_policy
+from libs.workspace.git import run_git
 from libs.workspace.incident_workspace import incident_workspace
+from libs.workspace.snapshot import snapshot_commit
 from tests.support.sample_events import gate, workspace
+from tests.unit.workspace.test_workspace_snapshot import GIT_IDENTITY
 
 
 def _state(store: LocalArtifactStore, policy: bytes) -> IncidentState:
@@ -71,3 +74,30 @@ def _tar(files: dict[str, bytes]) -> bytes:
             member.size = len(data)
             archive.addfile(member, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def test_a_pull_request_whose_links_lead_out_through_each_other_rejects_the_input(tmp_path: Path) -> None:
+    """The snapshot is what CI uploads: ``git archive`` of the pull request's commit, which holds two links whose
+    texts each stay inside the tree and which together lead to the scratch folder above it (and from there to any
+    file of the service's machine). The phase refuses the input before any reader follows them."""
+    repo = tmp_path / "repo"
+    (repo / "pkg" / "deep").mkdir(parents=True)
+    (repo / "pkg" / "model.py").write_text("x = 1\n")
+    (repo / "pkg" / "deep" / "up").symlink_to("../..")
+    (repo / "pkg" / "features.py").symlink_to("deep/up/../secret.key")
+    run_git(["init", "--quiet", "--initial-branch=main"], repo)
+    run_git(["add", "--all"], repo)
+    run_git(["commit", "--quiet", "-m", "links"], repo, extra_env=GIT_IDENTITY)
+    store = LocalArtifactStore(tmp_path / "artifacts")
+    bundle = load_bundle(Path(__file__).resolve().parents[3] / "fixtures/scenarios/churn-monthly-spend")
+    policy = effective_policy_bytes(bundle, read_central_policy())
+    hostile = store.put(snapshot_commit(repo, "HEAD"), "application/x-tar")
+    base = store.put(_tar({"pkg/model.py": b"x = 1\n"}), "application/x-tar")
+    refs = workspace().model_copy(update={"base_snapshot": base, "candidate_snapshot": hostile})
+    state = _state(store, policy).model_copy(update={"workspace": refs})
+    scratch = tmp_path / "scratch"
+    (scratch / "secret.key").parent.mkdir(parents=True)
+    with pytest.raises(RejectedInput) as caught, incident_workspace(store, state, scratch):
+        pass
+    assert caught.value.reason == "inputs-unavailable"
+    assert "pkg/features.py" in caught.value.detail and "link points out of the snapshot" in caught.value.detail
