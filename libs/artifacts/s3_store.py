@@ -27,7 +27,7 @@ from libs.s3_location import S3Location
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-_MISSING = ("404", "NoSuchKey", "NotFound")
+MISSING = ("404", "NoSuchKey", "NotFound")
 
 
 class S3ArtifactStore:
@@ -52,7 +52,7 @@ class S3ArtifactStore:
                 )
             except (ClientError, BotoCoreError) as exc:
                 raise ArtifactStoreUnavailable(
-                    f"cannot write artifact {digest} to {self._where(key)}: {_said(exc)}"
+                    f"cannot write artifact {digest} to {self._where(key)}: {error_line(exc)}"
                 ) from None
         return ArtifactRef(sha256=digest, media_type=media_type, size=len(data))
 
@@ -62,14 +62,14 @@ class S3ArtifactStore:
         try:
             data = self._client.get_object(Bucket=self.location.bucket, Key=key)["Body"].read()
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in MISSING:
                 raise ArtifactNotFound(f"artifact {digest} is not in {self.describe()}") from None
             raise ArtifactStoreUnavailable(
-                f"cannot read artifact {digest} from {self._where(key)}: {_said(exc)}"
+                f"cannot read artifact {digest} from {self._where(key)}: {error_line(exc)}"
             ) from None
         except BotoCoreError as exc:
             raise ArtifactStoreUnavailable(
-                f"cannot read artifact {digest} from {self._where(key)}: {_said(exc)}"
+                f"cannot read artifact {digest} from {self._where(key)}: {error_line(exc)}"
             ) from None
         actual = hashlib.sha256(data).hexdigest()
         if actual != digest:
@@ -84,14 +84,14 @@ class S3ArtifactStore:
         try:
             self._client.head_object(Bucket=self.location.bucket, Key=key)
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in MISSING:
                 return False
             raise ArtifactStoreUnavailable(
-                f"cannot look up artifact {sha256} in {self._where(key)}: {_said(exc)}"
+                f"cannot look up artifact {sha256} in {self._where(key)}: {error_line(exc)}"
             ) from None
         except BotoCoreError as exc:
             raise ArtifactStoreUnavailable(
-                f"cannot look up artifact {sha256} in {self._where(key)}: {_said(exc)}"
+                f"cannot look up artifact {sha256} in {self._where(key)}: {error_line(exc)}"
             ) from None
         return True
 
@@ -99,11 +99,11 @@ class S3ArtifactStore:
         return f"s3://{self.location.bucket}/{key}"
 
 
-def _code(exc: ClientError) -> str:
+def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
 
 
-def _said(exc: Exception) -> str:
+def error_line(exc: Exception) -> str:
     """One line: the service's error code and message, or the client's (never a credential: botocore puts none)."""
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})

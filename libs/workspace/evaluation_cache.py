@@ -3,7 +3,11 @@ service of ModelGuard runs the same command on the same tree, window and argumen
 and the diagnoser's counterfactual cells measure the same two pairs; a CI retry or a replayed incident measures
 them all again).
 
-Safe against the workspace it caches for:
+The entries are records beside the artifacts (`libs/artifacts/records.py`): where the artifacts are shared (the
+Helm chart's ReadWriteMany claim, a bucket), every pod of the deployment reads every other's measurements, so the
+diagnoser reads the referee's runs in Kubernetes too, not only when the services share one home.
+
+Safe against the workspace it caches for, and against whoever else can write the artifacts:
 
 - the key is computed by ModelGuard over bytes it holds: every file of the tree as ModelGuard extracted it from a
   digest-checked snapshot, the window's two files, the command's argv template and what else decides the result
@@ -12,29 +16,39 @@ Safe against the workspace it caches for:
 - a value is what ModelGuard's sandbox measured, written by the ModelGuard process that ran it, only after a
   successful run (a failure or a timeout is never kept: it may not happen again); nothing the workspace wrote is
   stored but the predictions or metrics the result already holds;
-- the cache's folder is under ``MODELGUARD_HOME``, which the sandbox never shows a command (``protected_paths``);
-- an entry that does not read back exactly (unparsable, another key, wrong types) is a miss: the command runs
-  again and its result replaces the entry.
+- every entry is a DSSE envelope signed by the service that measured it, with its own signing key under the
+  cache's own payload type (so an entry never passes for an event): an entry is read only when a key the registry
+  holds for one of `MEASURERS` signed exactly its bytes. Whoever else can write the artifacts (a bucket credential,
+  the claim) can delete entries, never forge one;
+- the artifacts are hidden from every sandboxed command (``protected_paths``);
+- an entry that does not read back exactly (unparsable, unsigned, signed by another key, another key's result,
+  wrong types) is a miss, and so is a store that does not answer: the command runs again and its result replaces
+  the entry.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
+import logging
 import sys
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from opentelemetry import trace
+from pydantic import ValidationError
 
+from contracts.envelope import DsseEnvelope
+from libs.artifacts.records import RecordStore, RecordsUnavailable, record_store
+from libs.canonical_json import canonical_bytes
 from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.referee.held_out import HeldLabels
 from libs.settings import Settings
+from libs.signing.dsse import SignatureError, decode_payload, sign_envelope, verify_envelope
+from libs.signing.keys import KeyRegistry, SigningKey
 from libs.version import MODELGUARD_VERSION
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import ModelEvaluation, evaluate_model
@@ -42,15 +56,24 @@ from libs.workspace.runner import CommandResult
 from libs.workspace.scored_rows import ScoredRows
 from libs.workspace.snapshot import file_digest, tree_digests
 
-FORMAT = "modelguard-evaluation/1"
+FORMAT = "modelguard-evaluation/2"
+PAYLOAD_TYPE = "application/vnd.modelguard.evaluation+json"
+"""The entries' DSSE payload type: a signature over an entry is never one over an event, and the other way round."""
+RECORD_SPACE = "evaluations"
+MEASURERS = frozenset({"detector", "diagnoser"})
+"""The services that measure evaluations: an entry signed by any other service's key is a miss."""
 SPAN = "workspace evaluation"
 """One span per evaluation asked for, with its key and whether it was read from the cache (`make bench` counts
 them: no key may run twice)."""
 
 
-def shared_evaluation_cache(settings: Settings) -> EvaluationCache:
-    """The cache every service of one ModelGuard home shares, in that home (hidden from the sandbox)."""
-    return EvaluationCache(settings.home / "evaluation-cache")
+log = logging.getLogger("modelguard.workspace")
+
+
+def shared_evaluation_cache(settings: Settings, key: SigningKey) -> EvaluationCache:
+    """The cache every service of the deployment shares, beside its artifacts; ``key``: the service's own signing
+    key, which signs what it measures."""
+    return EvaluationCache(record_store(settings, RECORD_SPACE), key, KeyRegistry.load(settings.key_registry_path))
 
 
 def content_digest(tree: Path, window: DataWindow) -> str:
@@ -87,10 +110,15 @@ class Lookup:
 
 
 class EvaluationCache:
-    """A folder of measured results, one small JSON file per key (``ab/abcdef….json``), written atomically."""
+    """Measured results, one signed record per key."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(
+        self, records: RecordStore, signer: SigningKey, registry: KeyRegistry, measurers: Collection[str] = MEASURERS
+    ) -> None:
+        self.records = records
+        self.signer = signer
+        self.registry = registry
+        self.measurers = frozenset(measurers)
 
     def evaluate(
         self,
@@ -117,13 +145,27 @@ class EvaluationCache:
             return Lookup(evaluation, key, False)
 
     def get(self, key: str) -> ModelEvaluation | None:
+        """The result kept under ``key``, or None: none kept, or one that does not read back exactly."""
         try:
-            document = json.loads(self._path(key).read_text())
-            return _evaluation(document, key)
-        except (OSError, ValueError, TypeError, KeyError):
+            data = self.records.read(key)
+        except RecordsUnavailable as error:
+            log.warning("evaluation cache: %s; measuring again", error)
+            return None
+        if data is None:
+            return None
+        try:
+            envelope = DsseEnvelope.model_validate_json(data)
+            if envelope.payloadType != PAYLOAD_TYPE:
+                return None
+            payload = decode_payload(envelope)
+            if verify_envelope(envelope, self.registry, payload=payload) not in self.measurers:
+                return None
+            return _evaluation(json.loads(payload), key)
+        except (ValidationError, SignatureError, ValueError, TypeError, KeyError):
             return None
 
     def put(self, key: str, evaluation: ModelEvaluation) -> None:
+        """Keep ``evaluation`` under ``key``, signed by this service; a store that does not answer keeps nothing."""
         document: dict[str, Any] = {
             "format": FORMAT,
             "key": key,
@@ -135,17 +177,15 @@ class EvaluationCache:
         if evaluation.scored is not None:
             document["labels"] = list(evaluation.scored.labels.texts)
             document["predictions"] = [float(p) for p in evaluation.scored.predictions]
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
-        with os.fdopen(fd, "w") as out:
-            out.write(json.dumps(document))  # json.dump to a file takes the pure-Python encoder: 1.9x slower here
-        os.replace(tmp, path)
-
-    def _path(self, key: str) -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not an evaluation key: {key!r}")
-        return self.root / key[:2] / f"{key}.json"
+        try:
+            body = canonical_bytes(document)
+        except ValueError:  # a metric or prediction that is no JSON number (NaN): measured again next time
+            return
+        envelope = sign_envelope(body, PAYLOAD_TYPE, self.signer)
+        try:
+            self.records.write(key, envelope.model_dump_json().encode())
+        except RecordsUnavailable as error:
+            log.warning("evaluation cache: %s; the result is not kept", error)
 
 
 def _evaluation(document: Any, key: str) -> ModelEvaluation | None:

@@ -15,7 +15,7 @@ from services.detector.referee import REFEREE_RUNS, artifact_referee
 from services.detector.wiring import NAME, DetectorPorts, definition
 
 
-def production_ports(settings: Settings) -> DetectorPorts:
+def production_ports(settings: Settings, key: SigningKey) -> DetectorPorts:
     artifacts = artifact_store(settings)
     return DetectorPorts(
         artifacts=artifacts,
@@ -23,7 +23,7 @@ def production_ports(settings: Settings) -> DetectorPorts:
         referee=artifact_referee(
             artifacts,
             settings.state_dir(NAME) / "scratch",
-            shared_evaluation_cache(settings),
+            shared_evaluation_cache(settings, key),
             parallel=min(REFEREE_RUNS, usable_cpus()),
         ),
     )
@@ -31,4 +31,4 @@ def production_ports(settings: Settings) -> DetectorPorts:
 
 def bootstrap(settings: Settings, key: SigningKey) -> ServiceDefinition:
     """The service as its process runs it (``serve``'s builder): the production ports, wired."""
-    return definition(production_ports(settings))
+    return definition(production_ports(settings, key))

@@ -11,14 +11,14 @@ from libs.workspace.evaluation_cache import shared_evaluation_cache
 from services.diagnoser.wiring import NAME, DiagnoserPorts, definition
 
 
-def production_ports(settings: Settings) -> DiagnoserPorts:
+def production_ports(settings: Settings, key: SigningKey) -> DiagnoserPorts:
     return DiagnoserPorts(
         artifacts=artifact_store(settings),
         scratch=settings.state_dir(NAME) / "scratch",
-        evaluations=shared_evaluation_cache(settings),
+        evaluations=shared_evaluation_cache(settings, key),
     )
 
 
 def bootstrap(settings: Settings, key: SigningKey) -> ServiceDefinition:
     """The service as its process runs it (``serve``'s builder): the production ports, wired."""
-    return definition(production_ports(settings))
+    return definition(production_ports(settings, key))

@@ -1,6 +1,7 @@
 """An incident's evaluations are measured once across its services: the detector's referee runs the base revision on
 the approval window and the candidate on the incident window; the diagnoser's four counterfactual cells then run
-only the two other pairs, each in its own scratch copy of the same artifacts, and the figures agree with the
+only the two other pairs, each service with its own signing key and scratch copy, sharing only the artifacts (as
+their pods do in Kubernetes), and the figures agree with the
 referee's, and the diagnosis reports them as it would had it run them. A replay of the incident (a CI retry) runs
 nothing at all."""
 
@@ -14,6 +15,7 @@ import pytest
 import libs.workspace.evaluation_cache as cache_module
 from contracts.common import PolicyRef
 from contracts.events.evaluation import RegressionDetected
+from libs.artifacts.records import FolderRecords
 from libs.artifacts.store import LocalArtifactStore
 from libs.bundle.load import load_bundle
 from libs.policy.diagnosis import central_diagnosis_policy
@@ -22,6 +24,7 @@ from libs.policy.model_policy import parse_policy
 from libs.workspace.evaluation_cache import EvaluationCache
 from libs.workspace.materialize import materialized_workspace
 from modelguard.reporter import evaluate_bundle
+from modelguard.synthetic_incidents import SampleKeys
 from services.detector.handler import detect
 from services.detector.policy_catalog import LoadedPolicy
 from services.detector.referee import artifact_referee
@@ -40,12 +43,15 @@ def test_the_diagnoser_does_not_repeat_the_referee_s_runs(tmp_path: Path, monkey
 
     monkeypatch.setattr(cache_module, "evaluate_model", counted)
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
-    cache = EvaluationCache(tmp_path / "home" / "evaluation-cache")
+    keys = SampleKeys.generate(("detector", "diagnoser"))
+    records = FolderRecords(tmp_path / "home" / "artifacts" / "evaluations")
+    referee_cache = EvaluationCache(records, keys.keys["detector"], keys.registry)
+    diagnoser_cache = EvaluationCache(records, keys.keys["diagnoser"], keys.registry)
     root = make_tiny_bundle(tmp_path / "bundle", candidate="candidate", contract="predict")
     train = root / "data" / "incident" / "train.csv"  # the tiny bundle's windows hold the same rows: not here
     train.write_text("".join(train.read_text().splitlines(keepends=True)[:-5]))
     bundle = load_bundle(root)
-    artifacts = LocalArtifactStore(tmp_path / "artifacts")
+    artifacts = LocalArtifactStore(tmp_path / "home" / "artifacts")
     evaluation = evaluate_bundle(bundle.root, tmp_path / "ci", artifacts, "run-1", None)
     raw = effective_policy_bytes(bundle, read_central_policy())
     policy = LoadedPolicy(parse_policy(raw, "tiny"), raw, "tiny.yaml")
@@ -55,13 +61,15 @@ def test_the_diagnoser_does_not_repeat_the_referee_s_runs(tmp_path: Path, monkey
 
     def diagnose_cells() -> Any:
         with materialized_workspace(artifacts, evaluation.workspace, tmp_path / "diagnoser") as workspace:
-            runner = trial_runner(policy.policy.workspace, policy.policy.gate, central_diagnosis_policy(), cache=cache)
+            runner = trial_runner(
+                policy.policy.workspace, policy.policy.gate, central_diagnosis_policy(), cache=diagnoser_cache
+            )
             cells = run_counterfactual_cells(
                 runner, workspace.base, workspace.candidate, workspace.approval, workspace.incident
             )
             return cells, runner
 
-    detected = detect(evaluation, policy, store, artifact_referee(artifacts, tmp_path / "detector", cache))
+    detected = detect(evaluation, policy, store, artifact_referee(artifacts, tmp_path / "detector", referee_cache))
     assert isinstance(detected, RegressionDetected)
     assert sorted(ran) == [("base", "approval"), ("candidate", "incident")]
 

@@ -1,9 +1,12 @@
 """The evaluation cache on a real (tiny) workspace, run in the sandbox: the same tree, window and command run once;
 any byte of the tree or the window, or any word of the command, changed runs again; an entry that does not read
-back is a miss; a failed run is not kept; and the workspace cannot reach the cache to poison it."""
+back is a miss; a failed run is not kept; the workspace cannot reach the cache to poison it; another service's
+cache over the same artifacts reads what this one measured, and only what a measuring service's registered key
+signed."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -11,10 +14,15 @@ from typing import Any, Literal
 import pytest
 
 import libs.workspace.evaluation_cache as cache_module
+from libs.artifacts.records import FolderRecords
 from libs.bundle.load import load_bundle
+from libs.canonical_json import canonical_bytes
+from libs.signing.dsse import sign_envelope
+from libs.signing.keys import generate_key
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.evaluation_cache import EvaluationCache
+from modelguard.synthetic_incidents import SampleKeys
 from tests.support.tiny_bundle import make_tiny_bundle
 
 POISONER = """import sys
@@ -54,9 +62,16 @@ def _window(bundle: Any, name: Literal["approval", "incident"]) -> DataWindow:
     return DataWindow(name=name, train=bundle.window_file(name, "train.csv"), eval=bundle.window_file(name, "eval.csv"))
 
 
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EvaluationCache:
+KEYS = SampleKeys.generate(("detector", "diagnoser", "publisher"))
+
+
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, service: str = "diagnoser") -> EvaluationCache:
     monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))  # the sandbox hides it from every command
-    return EvaluationCache(tmp_path / "home" / "evaluation-cache")
+    return EvaluationCache(_records(tmp_path), KEYS.keys[service], KEYS.registry)
+
+
+def _records(tmp_path: Path) -> FolderRecords:
+    return FolderRecords(tmp_path / "home" / "artifacts" / "evaluations")
 
 
 def test_the_same_tree_window_and_command_run_once(
@@ -106,8 +121,8 @@ def test_an_entry_that_does_not_read_back_is_a_miss_and_is_replaced(
     bundle, cache = _bundle(tmp_path), _cache(tmp_path, monkeypatch)
     spec, window = bundle.spec, _window(bundle, "incident")
     measured = cache.evaluate(bundle.tree("base"), window, spec.workspace, spec.gate)
-    (entry,) = (tmp_path / "home" / "evaluation-cache").glob("*/*.json")
-    for forged in ("{not json", json.dumps({**json.loads(entry.read_text()), "key": "0" * 64})):
+    (entry,) = _records(tmp_path).root.glob("*/*.json")
+    for forged in ("{not json", json.dumps({**json.loads(entry.read_text()), "payloadType": "text/plain"})):
         entry.write_text(forged)
         again = cache.evaluate(bundle.tree("base"), window, spec.workspace, spec.gate)
         assert not again.cached and again.evaluation.metrics == measured.evaluation.metrics
@@ -117,11 +132,102 @@ def test_an_entry_that_does_not_read_back_is_a_miss_and_is_replaced(
 def test_the_workspace_cannot_reach_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bundle, cache = _bundle(tmp_path), _cache(tmp_path, monkeypatch)
     spec, window, tree = bundle.spec, _window(bundle, "incident"), bundle.tree("candidate")
-    cache.root.mkdir(parents=True)
-    (tree / "predict.py").write_text(POISONER.format(cache=str(cache.root)), encoding="utf-8")
+    root = _records(tmp_path).root
+    root.mkdir(parents=True)
+    (tree / "predict.py").write_text(POISONER.format(cache=str(root)), encoding="utf-8")
 
     measured = cache.evaluate(tree, window, spec.workspace, spec.gate)
 
-    assert sorted(p.name for p in cache.root.rglob("*")) == sorted([measured.key[:2], f"{measured.key}.json"])
+    assert sorted(p.name for p in root.rglob("*")) == sorted([measured.key[:2], f"{measured.key}.json"])
     assert measured.evaluation.scored is not None
     assert set(measured.evaluation.scored.predictions) == {1.0}  # what it predicted is all that was kept
+
+
+def test_another_service_reads_what_one_measured_over_the_same_artifacts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path]
+) -> None:
+    """The detector's and the diagnoser's pods share only the artifacts: the diagnoser reads the referee's run."""
+    bundle = _bundle(tmp_path)
+    spec, window = bundle.spec, _window(bundle, "incident")
+    measured = _cache(tmp_path, monkeypatch, "detector").evaluate(
+        bundle.tree("base"), window, spec.workspace, spec.gate
+    )
+    read = _cache(tmp_path, monkeypatch, "diagnoser").evaluate(bundle.tree("base"), window, spec.workspace, spec.gate)
+    assert (measured.cached, read.cached, len(runs)) == (False, True, 1)
+    assert read.evaluation.metrics == measured.evaluation.metrics
+
+
+def _forged_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path], forge: Any) -> None:
+    """Measure once, let ``forge(entry document) -> new document`` rewrite the stored entry, then ask again: the
+    forged entry must be a miss that is measured again, and the new measurement must replace it."""
+    bundle, cache = _bundle(tmp_path), _cache(tmp_path, monkeypatch)
+    spec, window, tree = bundle.spec, _window(bundle, "incident"), bundle.tree("base")
+    measured = cache.evaluate(tree, window, spec.workspace, spec.gate)
+    (entry,) = _records(tmp_path).root.glob("*/*.json")
+    entry.write_text(json.dumps(forge(json.loads(entry.read_text()))))
+    again = cache.evaluate(tree, window, spec.workspace, spec.gate)
+    assert not again.cached and again.evaluation.metrics == measured.evaluation.metrics and len(runs) == 2
+    assert cache.evaluate(tree, window, spec.workspace, spec.gate).cached
+
+
+def _payload(envelope: dict[str, Any]) -> dict[str, Any]:
+    return dict(json.loads(base64.b64decode(envelope["payload"])))
+
+
+def _with_payload(envelope: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    return {**envelope, "payload": base64.b64encode(json.dumps(document).encode()).decode()}
+
+
+def test_an_entry_whose_metric_was_changed_in_the_store_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path]
+) -> None:
+    def better(envelope: dict[str, Any]) -> dict[str, Any]:
+        document = _payload(envelope)
+        return _with_payload(envelope, {**document, "metrics": {k: 1.0 for k in document["metrics"]}})
+
+    _forged_entry(tmp_path, monkeypatch, runs, better)
+
+
+def test_an_entry_signed_by_a_service_that_does_not_measure_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path]
+) -> None:
+    """The publisher's key is registered and its signature holds, but the publisher never measures."""
+
+    def resigned(envelope: dict[str, Any]) -> dict[str, Any]:
+        document = {**_payload(envelope), "metrics": {k: 1.0 for k in _payload(envelope)["metrics"]}}
+        made = sign_envelope(canonical_bytes(document), envelope["payloadType"], KEYS.keys["publisher"])
+        return dict(made.model_dump(mode="json"))
+
+    _forged_entry(tmp_path, monkeypatch, runs, resigned)
+
+
+def test_an_entry_signed_by_an_unregistered_key_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path]
+) -> None:
+    def resigned(envelope: dict[str, Any]) -> dict[str, Any]:
+        made = sign_envelope(base64.b64decode(envelope["payload"]), envelope["payloadType"], generate_key("diagnoser"))
+        return dict(made.model_dump(mode="json"))
+
+    _forged_entry(tmp_path, monkeypatch, runs, resigned)
+
+
+def test_an_unsigned_entry_of_the_format_before_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path]
+) -> None:
+    """What the cache wrote before its entries were signed: the document itself, with its key."""
+    _forged_entry(
+        tmp_path, monkeypatch, runs, lambda envelope: {**_payload(envelope), "format": "modelguard-evaluation/1"}
+    )
+
+
+def test_a_store_that_does_not_answer_measures_again_and_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: list[Path]
+) -> None:
+    bundle, cache = _bundle(tmp_path), _cache(tmp_path, monkeypatch)
+    spec, window, tree = bundle.spec, _window(bundle, "incident"), bundle.tree("base")
+    _records(tmp_path).root.parent.mkdir(parents=True)
+    _records(tmp_path).root.write_text("a file where the folder should be")
+    first = cache.evaluate(tree, window, spec.workspace, spec.gate)
+    second = cache.evaluate(tree, window, spec.workspace, spec.gate)
+    assert (first.cached, second.cached, len(runs)) == (False, False, 2)
+    assert second.evaluation.metrics == first.evaluation.metrics
