@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import resource
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from libs.policy.sandbox import SandboxLimits
 from libs.sandbox.process import (
+    WATCH_S,
     CommandNotAllowed,
     command_group_nice,
     resolve_program,
@@ -112,3 +114,41 @@ def test_a_command_still_running_after_its_output_closed_is_stopped_at_its_wall_
 
     assert outcome.killed_for == "wall_time"
     assert outcome.returncode == -9
+
+
+CHATTY = """import time
+start = time.monotonic()
+while time.monotonic() - start < {seconds}:
+    print("step", flush=True)
+"""
+
+
+def test_a_command_that_prints_line_by_line_has_its_cpu_read_at_the_watch_pace(tmp_path: Path) -> None:
+    """Each printed line wakes the output loop; the CPU meter (a cgroup file) is read at most every WATCH_S all the
+    same, not once per line."""
+    reads: list[float] = []
+
+    def meter() -> float:
+        reads.append(time.monotonic())
+        return 0.0
+
+    command = [sys.executable, "-c", CHATTY.format(seconds=1.0)]
+    outcome = run_limited(command, cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60), cpu_used=meter)
+
+    assert outcome.returncode == 0 and outcome.stdout.count(b"\n") > 1000  # it woke the loop far more often
+    assert len(reads) <= outcome.duration_s / WATCH_S + 3
+
+
+def test_a_chatty_command_past_its_cpu_time_is_still_stopped(tmp_path: Path) -> None:
+    used = iter([0.0, 0.0, 99.0])
+
+    command = [sys.executable, "-c", CHATTY.format(seconds=60)]
+    outcome = run_limited(
+        command,
+        cwd=tmp_path,
+        env=dict(os.environ),
+        limits=SandboxLimits(wall_s=60, cpu_s=5),
+        cpu_used=lambda: next(used, 99.0),
+    )
+
+    assert outcome.killed_for == "cpu_time" and outcome.duration_s < 5
