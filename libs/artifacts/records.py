@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from libs.artifacts.open_store import object_storage
 from libs.artifacts.s3_store import MISSING, error_code, error_line
-from libs.s3_location import ArtifactsUrlError, S3Location, s3_client, s3_location_from
-from libs.settings import Settings, SettingsError
+from libs.s3_location import S3Location
+from libs.settings import Settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -128,11 +129,7 @@ def record_store(settings: Settings, space: str, environ: Mapping[str, str] | No
     for a bad URL, endpoint or credential setting."""
     if not _SPACE.fullmatch(space):
         raise ValueError(f"not a record space: {space!r}")
-    if settings.artifacts_url is None:
+    bucket = object_storage(settings, environ)
+    if bucket is None:
         return FolderRecords(settings.artifacts_dir / space)
-    try:
-        location = s3_location_from(settings.artifacts_url, settings.s3_endpoint_url)
-        client = s3_client(location, os.environ if environ is None else environ)
-    except ArtifactsUrlError as exc:
-        raise SettingsError(str(exc)) from None
-    return ObjectRecords(client, location, space)
+    return ObjectRecords(*bucket, space)

@@ -48,7 +48,7 @@ from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.referee.held_out import HeldLabels
 from libs.settings import Settings
 from libs.signing.dsse import SignatureError, decode_payload, sign_envelope, verify_envelope
-from libs.signing.keys import KeyRegistry, SigningKey
+from libs.signing.keys import KeyRegistry, KeyRegistryError, SigningKey
 from libs.version import MODELGUARD_VERSION
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import ModelEvaluation, evaluate_model
@@ -73,7 +73,17 @@ log = logging.getLogger("modelguard.workspace")
 def shared_evaluation_cache(settings: Settings, key: SigningKey) -> EvaluationCache:
     """The cache every service of the deployment shares, beside its artifacts; ``key``: the service's own signing
     key, which signs what it measures."""
-    return EvaluationCache(record_store(settings, RECORD_SPACE), key, KeyRegistry.load(settings.key_registry_path))
+    return EvaluationCache(record_store(settings, RECORD_SPACE), key, _registry(settings.key_registry_path))
+
+
+def _registry(path: Path) -> KeyRegistry:
+    """The key registry at ``path``. One that cannot be read yet (absent: a service built before its keys were
+    provisioned) is read when a lookup misses and the file has changed: until then no entry verifies, and every
+    evaluation is measured."""
+    try:
+        return KeyRegistry.load(path)
+    except KeyRegistryError:
+        return KeyRegistry([], path)
 
 
 def content_digest(tree: Path, window: DataWindow) -> str:

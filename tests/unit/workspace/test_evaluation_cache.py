@@ -13,15 +13,19 @@ from typing import Any, Literal
 
 import pytest
 
+import libs.signing.keys as keys_module
 import libs.workspace.evaluation_cache as cache_module
 from libs.artifacts.records import FolderRecords
 from libs.bundle.load import load_bundle
 from libs.canonical_json import canonical_bytes
+from libs.settings import load_settings
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import generate_key
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.data_windows import DataWindow
-from libs.workspace.evaluation_cache import EvaluationCache
+from libs.workspace.evaluation_cache import EvaluationCache, shared_evaluation_cache
+from libs.workspace.model_evaluation import ModelEvaluation
+from libs.workspace.runner import CommandResult
 from modelguard.synthetic_incidents import SampleKeys
 from tests.support.tiny_bundle import make_tiny_bundle
 
@@ -231,3 +235,22 @@ def test_a_store_that_does_not_answer_measures_again_and_keeps_nothing(
     second = cache.evaluate(tree, window, spec.workspace, spec.gate)
     assert (first.cached, second.cached, len(runs)) == (False, False, 2)
     assert second.evaluation.metrics == first.evaluation.metrics
+
+
+def test_a_service_built_before_its_key_registry_measures_until_the_registry_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry is read when it appears (a lookup that misses looks again); until then nothing verifies."""
+    monkeypatch.setenv("MODELGUARD_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(keys_module, "RELOAD_INTERVAL_S", 0.0)
+    settings = load_settings()
+    cache = shared_evaluation_cache(settings, KEYS.keys["detector"])
+    measured = ModelEvaluation({"auc": 0.75}, "self_reported", CommandResult(["evaluate"], 0, "", "", duration_s=1.0))
+    cache.put("cd" * 32, measured)
+    assert cache.get("cd" * 32) is None  # no registry yet: not read
+
+    settings.key_registry_path.parent.mkdir(parents=True, exist_ok=True)
+    settings.key_registry_path.write_text(json.dumps(KEYS.registry.to_document()))
+
+    kept = cache.get("cd" * 32)
+    assert kept is not None and kept.metrics == {"auc": 0.75}
