@@ -13,9 +13,7 @@ A record store is a cache's storage, never the only copy of anything: a store th
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from libs.artifacts.open_store import object_storage
 from libs.artifacts.s3_store import MISSING, error_code, error_line
+from libs.atomic_file import atomic_write
 from libs.s3_location import S3Location
 from libs.settings import Settings
 
@@ -48,8 +47,6 @@ class RecordStore(Protocol):
         """Store ``data`` as the record ``name``, replacing any before it, atomically. Raises RecordsUnavailable."""
         ...
 
-    def describe(self) -> str: ...
-
 
 def checked_name(name: str) -> str:
     """A record's name is a sha256 in lower-case hex: it never leads outside its space."""
@@ -63,9 +60,6 @@ class FolderRecords:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-
-    def describe(self) -> str:
-        return str(self.root)
 
     def _path(self, name: str) -> Path:
         return self.root / name[:2] / f"{checked_name(name)}.json"
@@ -81,11 +75,7 @@ class FolderRecords:
     def write(self, name: str, data: bytes) -> None:
         path = self._path(name)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, incoming = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(incoming, path)
+            atomic_write(path, data)
         except OSError as exc:
             raise RecordsUnavailable(f"cannot write record {name[:16]}… in {self.root}: {exc.strerror}") from None
 
@@ -97,9 +87,6 @@ class ObjectRecords:
         self._client = client
         self.location = location
         self.space = space
-
-    def describe(self) -> str:
-        return f"{self.location.describe()} ({self.space}/)"
 
     def _key(self, name: str) -> str:
         key = f"{self.space}/{checked_name(name)}.json"

@@ -8,12 +8,11 @@ check every blob they read against its name: a changed byte is refused, never ha
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Protocol
 
 from contracts.common import ArtifactRef
+from libs.atomic_file import atomic_write
 
 
 class ArtifactNotFound(LookupError):
@@ -72,11 +71,7 @@ class LocalArtifactStore:
         digest = hashlib.sha256(data).hexdigest()
         path = self._path(digest)
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
+            atomic_write(path, data)
         return ArtifactRef(sha256=digest, media_type=media_type, size=len(data))
 
     def get(self, ref: ArtifactRef | str) -> bytes:

@@ -44,6 +44,7 @@ from pydantic import ValidationError
 from contracts.envelope import DsseEnvelope
 from libs.artifacts.records import RecordStore, RecordsUnavailable, record_store
 from libs.canonical_json import canonical_bytes
+from libs.events.codec import envelope_bytes
 from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.referee.held_out import HeldLabels
 from libs.settings import Settings
@@ -193,7 +194,7 @@ class EvaluationCache:
             return
         envelope = sign_envelope(body, PAYLOAD_TYPE, self.signer)
         try:
-            self.records.write(key, envelope.model_dump_json().encode())
+            self.records.write(key, envelope_bytes(envelope))
         except RecordsUnavailable as error:
             log.warning("evaluation cache: %s; the result is not kept", error)
 

@@ -22,7 +22,7 @@ from datahub.emitter.rest_emitter import EmitMode
 from datahub.ingestion.graph.client import DataHubGraph
 from datahub.metadata.schema_classes import AssertionInfoClass, AssertionRunEventClass, IncidentInfoClass
 
-from services.publisher.atomic_files import atomic_write
+from libs.atomic_file import atomic_write
 from services.publisher.channel_errors import ChannelRejected, ChannelUnavailable
 from services.publisher.secret_redaction import SecretRedactor
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from contracts.events.publication import ChannelResult
-from services.publisher.atomic_files import atomic_write
+from libs.atomic_file import atomic_write
 from services.publisher.datahub_channel import DataHubIncidents
 from services.publisher.datahub_incident_store import FileIncidentStore
 from services.publisher.github_documents import CheckRunDocument, GitHubPublication

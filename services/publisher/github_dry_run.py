@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from services.publisher.atomic_files import atomic_write
+from libs.atomic_file import atomic_write
 from services.publisher.github_documents import Repository
 
 Json = dict[str, Any]

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from libs.atomic_file import atomic_write
 from libs.canonical_json import canonical_bytes
-from services.publisher.atomic_files import atomic_write
 from services.publisher.channel_errors import ChannelRejected, ChannelUnavailable
 from services.publisher.notification_message import Notification
 from services.publisher.secret_redaction import SecretRedactor
