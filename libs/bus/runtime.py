@@ -54,6 +54,7 @@ from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.kafka_connection import KafkaConnection
+from libs.bus.member_commits import commit_as_reader
 from libs.bus.processed_inputs import ProcessedInputs, gone, replica_name
 from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
@@ -450,6 +451,7 @@ class ServiceRuntime:
     async def on_message(self, msg: KafkaMessage) -> None:
         record: Any = msg.raw_message
         source = f"{record.topic}/{record.partition}@{record.offset}"
+        commit_as_reader(msg, source)
         raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
         self.metrics.received(record.topic)
         set_log_context(None, None)  # until the input is verified, its lines name no incident
@@ -585,6 +587,7 @@ class ServiceRuntime:
 
     async def on_batch(self, msg: KafkaMessage) -> None:
         assert self.definition.batch_sink is not None
+        commit_as_reader(msg, "a poll")
         tracer = self.telemetry.tracer_provider.get_tracer("modelguard.bus")
         await consume_batch(self, self.definition.batch_sink, msg.raw_message, msg.consumer, tracer)
 
@@ -592,6 +595,7 @@ class ServiceRuntime:
         async def on_external(msg: KafkaMessage) -> None:
             record: Any = msg.raw_message
             source = f"{record.topic}/{record.partition}@{record.offset}"
+            commit_as_reader(msg, source)
             raw: bytes = record.value if isinstance(record.value, bytes) else bytes(msg.body)
             position = InputPosition(record.topic, record.partition, record.offset)
             self.metrics.received(record.topic)
@@ -641,6 +645,7 @@ class ServiceRuntime:
             return result, False
 
         async def on_batch(msg: KafkaMessage) -> None:
+            commit_as_reader(msg, "a batch of MCL records")
             raw_records: tuple[Any, ...] = msg.raw_message if isinstance(msg.raw_message, tuple) else (msg.raw_message,)
             records = [
                 ExternalRecord(InputPosition(r.topic, r.partition, r.offset), _value_bytes(r.value), r.key)
