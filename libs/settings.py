@@ -219,6 +219,9 @@ class Settings:
     claim_lease_s: float = 30.0
     """How long a replica's claim on an input holds without renewal (``MODELGUARD_CLAIM_LEASE_S``): a replica that
     dies mid-input leaves it to another after this (``libs/bus/processed_inputs.py``)."""
+    processed_outputs_keep_s: float = 14 * 24 * 3600.0
+    """``MODELGUARD_PROCESSED_OUTPUTS_KEEP_HOURS`` (default 336, twice the topics' default retention): how long a
+    service keeps the outputs of an input it handled, to send them again if the input comes again."""
     mcl_batch_max_records: int = 2000
     """``MODELGUARD_MCL_BATCH_MAX_RECORDS``: how many MCL records the context service handles and commits at once."""
     datahub_root: Path | None = None
@@ -306,6 +309,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         ledger_url=ledger_url,
         state_url=state_url,
         claim_lease_s=_positive("MODELGUARD_CLAIM_LEASE_S", 30.0),
+        processed_outputs_keep_s=_positive("MODELGUARD_PROCESSED_OUTPUTS_KEEP_HOURS", 336.0) * 3600.0,
         artifacts_url=artifacts_url,
         s3_endpoint_url=s3_endpoint,
         s3_credential_files=credential_files(os.environ),

@@ -11,6 +11,13 @@ when another live replica holds it or the input is done. The holder renews its l
 the input done ends the claim in the same transaction. So after a rebalance moves a partition mid-input, the new
 owner of the partition waits for the old one's outputs instead of computing them again, and takes the input
 over if the old one died: no input is handled twice at once, and none is lost.
+
+The outputs are kept for as long as an input can come again from its topic, not forever (they are most of these
+tables' bytes: a ContextCollected envelope is about 130 kB). ``prune_outputs`` drops the outputs of inputs done
+more than ``MODELGUARD_PROCESSED_OUTPUTS_KEEP_HOURS`` ago (two weeks by default, twice the topics' default
+retention); the input stays marked done, so an input read again after that (an operator's replay, a republish of an
+incident stuck that long) is neither handled again nor answered: ``outputs_of`` says ``Pruned``. A done claim's
+``lease_until`` is the time the input was done.
 """
 
 from __future__ import annotations
@@ -53,8 +60,17 @@ _RECORD_OUTPUTS = (
 )
 _CLAIM_DONE = (
     "INSERT INTO {claims} (event_id, owner, lease_until, done) VALUES (:event_id, :owner, {now}, 1) "
-    "ON CONFLICT (event_id) DO UPDATE SET done = 1"
+    "ON CONFLICT (event_id) DO UPDATE SET done = 1, lease_until = {now}"
 )
+PRUNED_OUTPUTS = "null"
+"""The outputs column of an input whose outputs were pruned (JSON null; a handled input's outputs are a list)."""
+_PRUNE_OUTPUTS = (
+    "UPDATE {processed} SET outputs = 'null' WHERE event_id IN (SELECT c.event_id FROM {claims} c "
+    "JOIN {processed} p ON p.event_id = c.event_id WHERE c.done = 1 AND c.lease_until < {now} - :keep_s "
+    "AND p.outputs <> 'null' LIMIT :batch)"
+)
+PRUNE_BATCH = 500
+"""Inputs pruned per statement: each is a short write transaction, however much there is to prune."""
 _COUNT_FAILURE = (
     "INSERT INTO {attempts} (input_id, failed) VALUES (:input_id, 1) "
     "ON CONFLICT (input_id) DO UPDATE SET failed = {attempts}.failed + 1 RETURNING failed"
@@ -102,6 +118,11 @@ def gone(owner: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Pruned:
+    """A handled input whose outputs were dropped after the retention (``prune_outputs``)."""
+
+
+@dataclass(frozen=True)
 class Held:
     """Another replica's live claim on an input (or, ``done``, an input finished since it was looked up)."""
 
@@ -121,13 +142,27 @@ class ProcessedInputs:
     def of(cls, state: StateDatabase, service: str) -> ProcessedInputs:
         return cls(state.tables(service, PROCESSED_INPUTS))
 
-    def outputs_of(self, event_id: str) -> list[bytes] | None:
-        """The output envelopes recorded for a handled input; None when the input was never handled."""
+    def outputs_of(self, event_id: str) -> list[bytes] | Pruned | None:
+        """The output envelopes recorded for a handled input; None when the input was never handled; Pruned when
+        it was handled so long ago that its outputs were dropped."""
         row = self._tables.run("SELECT outputs FROM {processed} WHERE event_id = :event_id", {"event_id": event_id})
         first = row.first()
         if first is None:
             return None
-        return [envelope.encode() for envelope in json.loads(first[0])]
+        outputs = json.loads(first[0])
+        if outputs is None:
+            return Pruned()
+        return [envelope.encode() for envelope in outputs]
+
+    def prune_outputs(self, keep_s: float, batch: int = PRUNE_BATCH) -> int:
+        """Drop the outputs of inputs done more than ``keep_s`` seconds ago, ``batch`` inputs per transaction; how
+        many inputs' outputs were dropped."""
+        pruned = 0
+        while True:
+            count = self._tables.run(_PRUNE_OUTPUTS, {"keep_s": keep_s, "batch": batch}).rowcount
+            pruned += count
+            if count < batch:
+                return pruned
 
     def claim(self, event_id: str, owner: str, lease_s: float) -> Held | None:
         """Claim an input for ``owner`` (again, if it holds it already) for ``lease_s``; None when it is claimed

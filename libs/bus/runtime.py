@@ -55,7 +55,7 @@ from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
 from libs.bus.kafka_connection import KafkaConnection
 from libs.bus.member_commits import commit_as_reader
-from libs.bus.processed_inputs import ProcessedInputs, gone, replica_name
+from libs.bus.processed_inputs import ProcessedInputs, Pruned, gone, replica_name
 from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
@@ -78,6 +78,8 @@ GRACEFUL_TIMEOUT_S = 10.0
 """How long a stopping consumer waits for the input in flight."""
 BROKER_LOSS_CHECK_S = 3.0
 """How often each consumer checks that its broker is still the one it read from (``broker_loss``)."""
+PRUNE_EVERY_S = 3600.0
+"""How often a service drops the outputs it no longer keeps (``ProcessedInputs.prune_outputs``)."""
 CLAIM_POLL_S = 1.0
 """How often a replica looks again at an input another replica has in hand (``processed_inputs``)."""
 
@@ -358,7 +360,28 @@ class ServiceRuntime:
             )
         )
         self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
+        self._background.append(asyncio.create_task(self._prune_outputs_forever()))
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
+
+    async def _prune_outputs_forever(self) -> None:
+        """Drop the outputs of inputs handled longer ago than the settings keep them, at start and every
+        ``PRUNE_EVERY_S``; a state database that does not answer is tried again next time."""
+        while True:
+            try:
+                pruned = await asyncio.to_thread(self.processed.prune_outputs, self.settings.processed_outputs_keep_s)
+            except StateUnavailable as exc:
+                log.warning("%s could not prune the outputs it keeps: %s", self.definition.name, exc)
+            except Exception:  # a bug here must not end the pruning for the rest of the service's life
+                log.exception("%s: pruning the outputs it keeps failed", self.definition.name)
+            else:
+                if pruned:
+                    log.info(
+                        "%s no longer keeps the outputs of %d inputs handled more than %.0f h ago",
+                        self.definition.name,
+                        pruned,
+                        self.settings.processed_outputs_keep_s / 3600,
+                    )
+            await asyncio.sleep(PRUNE_EVERY_S)
 
     def start_timers(self) -> None:
         """The definition's timers, each in a task of its own until the service goes down."""
@@ -526,7 +549,16 @@ class ServiceRuntime:
             await self._publish(sealed)
         await self._done(meta.event_id, [s.envelope_bytes for s in outputs], keeping)
 
-    async def _resend(self, what: str, envelopes: list[bytes]) -> None:
+    async def _resend(self, what: str, envelopes: list[bytes] | Pruned) -> None:
+        if isinstance(envelopes, Pruned):
+            log.warning(
+                "%s handled %s more than %.0f h ago; its outputs are no longer kept, so nothing is sent again "
+                "(MODELGUARD_PROCESSED_OUTPUTS_KEEP_HOURS)",
+                self.definition.name,
+                what,
+                self.settings.processed_outputs_keep_s / 3600,
+            )
+            return
         log.info("%s already handled %s: re-sending its %d output(s)", self.definition.name, what, len(envelopes))
         for envelope in envelopes:
             await self._publish(open_envelope(envelope, self.registry))
@@ -549,7 +581,7 @@ class ServiceRuntime:
                 return True
             if held.done:
                 outputs = await asyncio.to_thread(self.processed.outputs_of, event_id)
-                await self._resend(what, outputs or [])
+                await self._resend(what, [] if outputs is None else outputs)
                 return False
             if gone(held.owner) and await asyncio.to_thread(
                 self.processed.take_over, event_id, held.owner, self.replica, lease_s

@@ -14,7 +14,7 @@ import pytest
 
 from libs.bus.dead_letters import dead_letter_of
 from libs.bus.headers import dead_letter_headers
-from libs.bus.processed_inputs import ProcessedInputs
+from libs.bus.processed_inputs import ProcessedInputs, Pruned
 from libs.policy.model_policies.pins import PolicyPins
 from libs.policy.model_policies.submission import SubmittedPolicy
 from libs.state.postgres_state import PostgresState
@@ -60,6 +60,18 @@ def test_handled_inputs_claims_and_attempts_hold_on_postgres(url: str) -> None:
             row[0] for row in connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'state_%'")
         }
     assert {"state_diagnoser_processed", "state_diagnoser_claims", "state_diagnoser_attempts"} <= tables
+
+
+def test_outputs_done_longer_ago_than_kept_are_pruned_on_postgres(url: str) -> None:
+    store = ProcessedInputs.of(PostgresState(url), "diagnoser")
+    assert store.claim("old", "replica-a", lease_s=10_000) is None
+    store.mark("old", [b"out"], owner="replica-a")
+    store.mark("new", [b"kept"], owner="replica-a")
+    with psycopg.connect(libpq_url(url)) as connection:
+        connection.execute("UPDATE state_diagnoser_claims SET lease_until = lease_until - 1000 WHERE event_id = 'old'")
+    assert store.prune_outputs(keep_s=500, batch=1) == 1
+    assert store.outputs_of("old") == Pruned()
+    assert store.outputs_of("new") == [b"kept"]
 
 
 def test_processes_racing_for_the_same_inputs_win_each_once_on_postgres(url: str) -> None:

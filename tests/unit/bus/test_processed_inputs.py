@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from libs.bus.processed_inputs import ProcessedInputs, gone, replica_name
+from libs.bus.processed_inputs import ProcessedInputs, Pruned, gone, replica_name
 from libs.state.sqlite_state import SqliteState
 from tests.support.state_claims import race_for_claims
 
@@ -106,3 +106,44 @@ def test_a_state_file_written_before_the_port_is_read_as_it_was(tmp_path: Path) 
     store = _inputs(tmp_path)
     assert store.outputs_of("old") == [b"{}"] and store.failed_attempt("x") == 3
     assert store.claim("new", "replica-a", lease_s=60) is None, "the claims table is added beside the old ones"
+
+
+def _age(store: ProcessedInputs, event_id: str, seconds: float) -> None:
+    """As if the input had been done (or its claim renewed) ``seconds`` earlier."""
+    store._tables.run(
+        "UPDATE {claims} SET lease_until = lease_until - :s WHERE event_id = :e", {"s": seconds, "e": event_id}
+    )
+
+
+def test_outputs_of_inputs_done_longer_ago_than_kept_are_dropped_and_the_inputs_stay_done(tmp_path: Path) -> None:
+    store = _inputs(tmp_path)
+    store.mark("old", [b'{"payload":"x"}'], owner="replica-a")
+    store.mark("empty", [], owner="replica-a")
+    store.mark("new", [b'{"payload":"y"}'], owner="replica-a")
+    assert store.claim("busy", "replica-a", lease_s=60) is None  # in hand, not done: never pruned
+    for event_id in ("old", "empty", "busy"):
+        _age(store, event_id, 1000)
+    assert store.prune_outputs(keep_s=500) == 2
+    assert store.outputs_of("old") == Pruned() and store.outputs_of("empty") == Pruned()
+    assert store.outputs_of("new") == [b'{"payload":"y"}']
+    assert store.outputs_of("busy") is None
+    held = store.claim("old", "replica-b", lease_s=60)
+    assert held is not None and held.done, "a pruned input is still done: never handled again"
+    assert store.prune_outputs(keep_s=500) == 0
+
+
+def test_pruning_goes_on_batch_after_batch(tmp_path: Path) -> None:
+    store = _inputs(tmp_path)
+    for n in range(7):
+        store.mark(f"e{n}", [b"out"], owner="replica-a")
+        _age(store, f"e{n}", 1000)
+    assert store.prune_outputs(keep_s=500, batch=3) == 7
+    assert all(store.outputs_of(f"e{n}") == Pruned() for n in range(7))
+
+
+def test_an_input_is_done_when_it_was_marked_not_when_its_lease_would_have_run_out(tmp_path: Path) -> None:
+    store = _inputs(tmp_path)
+    assert store.claim("e1", "replica-a", lease_s=10_000) is None
+    store.mark("e1", [b"out"], owner="replica-a")
+    _age(store, "e1", 500)
+    assert store.prune_outputs(keep_s=100) == 1  # done 500 s ago, though its lease had 10,000 s to run

@@ -10,16 +10,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from contracts.service_channels import SERVICE_CHANNELS
-from libs.bus.processed_inputs import ProcessedInputs
+from libs.bus.processed_inputs import ProcessedInputs, Pruned
 from libs.bus.runtime import ServiceDefinition, ServiceRuntime
 from libs.events.codec import SignedEvent
 from libs.settings import load_settings
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys, reported
+from tests.support.waiting import until
 
 ELSEWHERE = "diagnoser@another-host:1/4242/abcdef"
 
@@ -95,3 +97,45 @@ def test_a_claim_is_renewed_while_its_input_is_handled(replica: Replica) -> None
     assert asyncio.run(handle_for(1.8)) == [False] * 6, "three leases long, never free for another replica"
     time.sleep(0.8)
     assert other.claim("e3", ELSEWHERE, lease_s=60) is None, "once the renewals stop, the lease runs out"
+
+
+def test_an_input_whose_outputs_were_pruned_is_neither_handled_again_nor_answered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    keys = Keys("validator", "reporter")
+    with environment({"MODELGUARD_HOME": str(tmp_path / "home"), "MODELGUARD_STATE_URL": "sqlite"}):
+        settings = load_settings()
+    handled: list[str] = []
+    channels = SERVICE_CHANNELS["detector"]
+    definition = ServiceDefinition(
+        "detector", "test", channels, sink=lambda event: handled.append(event.event.meta.event_id)
+    )
+    runtime = ServiceRuntime(definition, settings, keys["validator"], keys.registry)
+    published: list[bytes] = []
+
+    async def publish(sealed: SignedEvent) -> None:
+        published.append(sealed.envelope_bytes)
+
+    runtime._publish = publish  # type: ignore[method-assign]
+    event = reported(keys)
+    try:
+        runtime.processed.mark(event.event.meta.event_id, [b'{"an":"output"}'], owner=runtime.replica)
+        runtime.processed._tables.run("UPDATE {claims} SET lease_until = lease_until - 1e8")  # years ago
+
+        async def prune_once() -> None:
+            pruning = asyncio.create_task(runtime._prune_outputs_forever())
+            try:
+                assert await until(lambda: runtime.processed.outputs_of(event.event.meta.event_id) == Pruned(), 30)
+            finally:
+                pruning.cancel()
+
+        asyncio.run(prune_once())
+        record = SimpleNamespace(
+            topic="modelguard.evaluation-reported.v2", partition=0, offset=9, value=event.envelope_bytes, key=None
+        )
+        with caplog.at_level("WARNING", logger="modelguard.bus"):
+            asyncio.run(runtime.on_message(SimpleNamespace(raw_message=record, consumer=None, body=b"")))  # type: ignore[arg-type]
+        assert handled == [] and published == []
+        assert "its outputs are no longer kept" in caplog.text
+    finally:
+        runtime.processed.close()
