@@ -40,6 +40,10 @@ PROCESSED_INPUTS = StateSchema(
         "CREATE TABLE IF NOT EXISTS {claims} (event_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
         "lease_until DOUBLE PRECISION NOT NULL, done INTEGER NOT NULL)",
     ),
+    # what a power loss can take: a mark (the input, if read again, is handled again and its outputs carry the same
+    # event ids, which every consumer and the ledger drop as repeats), a claim (its holder went down with it), a
+    # failed attempt's count (one more retry)
+    replayable=True,
 )
 
 _CLAIM = (

@@ -2,7 +2,7 @@
 
 WAL (readers never wait for the writer), a busy timeout, and write transactions begun with BEGIN IMMEDIATE so
 two processes sharing a file (two replicas on one host) take the write lock before they read: a claim is one
-statement, atomic across processes.
+statement, atomic across processes. ``synchronous`` as the store's schema asks (``StateSchema.replayable``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SQLITE_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 """The clock in epoch seconds, as SQLite computes it (one value for a whole statement)."""
 
 
-def sqlite_file_engine(path: Path) -> Engine:
+def sqlite_file_engine(path: Path, synchronous: str = "FULL") -> Engine:
     path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(
         URL.create("sqlite", database=str(path)),
@@ -35,6 +35,7 @@ def sqlite_file_engine(path: Path) -> Engine:
         try:
             if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
         finally:
             cursor.close()
 
@@ -57,7 +58,7 @@ class SqliteState:
 
     def tables(self, service: str, schema: StateSchema) -> EngineTables:
         tables = EngineTables(
-            sqlite_file_engine(self.path_of(service, schema)),
+            sqlite_file_engine(self.path_of(service, schema), "NORMAL" if schema.replayable else "FULL"),
             "sqlite",
             {name: name for name in schema.tables},
             SQLITE_NOW,

@@ -147,3 +147,25 @@ def test_an_input_is_done_when_it_was_marked_not_when_its_lease_would_have_run_o
     store.mark("e1", [b"out"], owner="replica-a")
     _age(store, "e1", 500)
     assert store.prune_outputs(keep_s=100) == 1  # done 500 s ago, though its lease had 10,000 s to run
+
+
+def test_the_processed_inputs_file_syncs_as_a_replayable_store_and_policy_pins_with_every_commit(
+    tmp_path: Path,
+) -> None:
+    from libs.policy.model_policies.pins import POLICY_PINS
+
+    state = SqliteState(lambda service: tmp_path / service)
+    processed = ProcessedInputs.of(state, "diagnoser")
+    processed.mark("e1", [])
+    pins = state.tables("diagnoser", POLICY_PINS)
+    try:
+        modes = {
+            name: tables.run("PRAGMA synchronous").rows[0][0]
+            for name, tables in (("processed", processed._tables), ("pins", pins))
+        }
+    finally:
+        processed.close()
+        pins.close()
+    assert modes == {"processed": 1, "pins": 2}  # NORMAL, FULL
+    with sqlite3.connect(tmp_path / "diagnoser" / "processed.sqlite") as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
