@@ -190,7 +190,7 @@ class CommandCgroup:
         return list(dict.fromkeys(self.folders.values()))
 
     def join_descriptors(self) -> list[int]:
-        """Open ``cgroup.procs`` of every folder; the child writes ``0`` to each between fork and exec."""
+        """Open ``cgroup.procs`` of every folder; the held command's pid is written to each before it starts."""
         self._opened = [
             os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) for folder in self.unique_folders()
         ]

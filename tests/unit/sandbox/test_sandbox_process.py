@@ -152,3 +152,53 @@ def test_a_chatty_command_past_its_cpu_time_is_still_stopped(tmp_path: Path) -> 
     )
 
     assert outcome.killed_for == "cpu_time" and outcome.duration_s < 5
+
+
+SHOWS_ITS_START = (
+    "import os, resource, sys; "
+    "print(repr(sys.stdin.read()), os.readlink('/proc/self/fd/0'), os.getsid(0) == os.getpid(), "
+    "os.getpriority(os.PRIO_PROCESS, 0), resource.getrlimit(resource.RLIMIT_CPU), sys.argv[1:])"
+)
+
+
+def test_a_command_starts_as_itself_with_its_limits_and_no_python_between_fork_and_exec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    started: list[dict[str, object]] = []
+    popen = subprocess.Popen
+
+    def recorded(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        started.append(kwargs)
+        return popen(*args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", recorded)
+    limits = SandboxLimits(wall_s=60, cpu_s=7, nice=5)
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    command = [sys.executable, "-c", SHOWS_ITS_START, "a b", "$HOME", "'q'"]
+
+    outcome = run_limited(command, cwd=tmp_path, env=dict(os.environ), limits=limits)
+
+    assert outcome.returncode == 0, outcome.stderr
+    expected = f"'' /dev/null True {min(19, own + 5)} (7, 8) ['a b', '$HOME', \"'q'\"]"
+    assert outcome.stdout.decode().strip() == expected  # its own stdin, session, niceness, limits and arguments
+    assert started and "preexec_fn" not in started[0]  # so the standard library starts it with vfork
+
+
+def test_a_command_that_cannot_be_confined_does_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    read_only = os.open(os.devnull, os.O_RDONLY)  # a cgroup.procs that refuses the write
+    try:
+        with pytest.raises(OSError, match="could not be started under its limits"):
+            run_limited(
+                [sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+                cwd=tmp_path,
+                env=dict(os.environ),
+                limits=SandboxLimits(wall_s=60),
+                cgroup_procs=[read_only],
+            )
+    finally:
+        os.close(read_only)
+    time.sleep(0.3)
+    assert not marker.exists()
