@@ -202,3 +202,12 @@ def test_a_command_that_cannot_be_confined_does_not_run(tmp_path: Path) -> None:
         os.close(read_only)
     time.sleep(0.3)
     assert not marker.exists()
+
+
+def test_a_program_that_is_not_there_or_not_executable_raises_as_before(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("not a program")
+    with pytest.raises(FileNotFoundError):
+        run_limited([str(tmp_path / "absent")], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60))
+    with pytest.raises(PermissionError):
+        run_limited([str(plain)], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60))
