@@ -3,8 +3,11 @@ the services' spans, and everything else, which is ModelGuard's (the bus, verify
 snapshots, the ledger, its own analysis).
 
 Per incident and per phase, the phase's own work runs from when its service could start (its cause had arrived
-and its previous output was out) to its output; the phase's commands are the union of its service's command spans
-in the incident's trace within that window (commands run side by side count once). ModelGuard's overhead is the
+and its previous output was out) to its output; the phase's commands are the union of the times its service's
+commands ran in the incident's trace within that window (commands run side by side count once): each command's own
+process, from being let go to being reaped, where the sandbox measured it, else its whole span. The sandbox's
+preparation around the process (its view, cgroup, confinement, the working tree hashed before and after) is
+ModelGuard's. ModelGuard's overhead is the
 phase's own work less its commands, summed over the phases: queueing behind other incidents is not in it. The
 evaluations (`libs/workspace/evaluation_cache.py`) are counted by key: measured, or read from the cache.
 """
@@ -21,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from libs.events.codec import SignedEvent
-from libs.observability.command_span import CPU_ATTRIBUTE
+from libs.observability.command_span import CPU_ATTRIBUTE, RAN_FROM_ATTRIBUTE, RAN_UNTIL_ATTRIBUTE
 from libs.telemetry import incident_trace_id
 from libs.workspace.evaluation_cache import SPAN as EVALUATION_SPAN
 from modelguard.process_cpu import CpuSpent
@@ -76,7 +79,7 @@ def read_spans(path: Path) -> Spans:
         service = str(span.get("service") or "").removeprefix(SERVICE_PREFIX)
         attributes = span.get("attributes") or {}
         if span["name"].startswith(COMMAND_SPAN):
-            start, end = span["start_ns"] / 1e9, span["end_ns"] / 1e9
+            start, end = _ran(attributes, span["start_ns"] / 1e9, span["end_ns"] / 1e9)
             label = command_label(attributes.get("process.command_args", "()"))
             cpu_s = _seconds(attributes.get(CPU_ATTRIBUTE))
             commands.append(CommandSpan(service, span["trace_id"], label, start, end, cpu_s))
@@ -88,6 +91,16 @@ def read_spans(path: Path) -> Spans:
         elif attributes.get("messaging.operation") == "process":
             deliveries.append(Delivery(service, span["trace_id"], span["start_ns"] / 1e9))
     return Spans(commands, evaluations, deliveries)
+
+
+def _ran(attributes: dict[str, object], start: float, end: float) -> tuple[float, float]:
+    """When the command's own process ran, where the sandbox said (within its span); else the whole span. The span
+    also holds ModelGuard's work around the process: the sandbox's view, cgroup and confinement before, its check
+    of the working tree after; that is ModelGuard's time, not the command's."""
+    ran_from, ran_until = _seconds(attributes.get(RAN_FROM_ATTRIBUTE)), _seconds(attributes.get(RAN_UNTIL_ATTRIBUTE))
+    if ran_from is None or ran_until is None or not start <= ran_from <= ran_until <= end:
+        return start, end
+    return ran_from, ran_until
 
 
 def _seconds(value: object) -> float | None:

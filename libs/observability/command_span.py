@@ -47,11 +47,21 @@ def command_span(argv: Sequence[str], cwd: Path, where: str) -> Iterator[Span]:
 
 CPU_ATTRIBUTE = "modelguard.command.cpu_s"
 """The CPU seconds the command's processes used (user and system), where the sandbox measured them."""
+RAN_FROM_ATTRIBUTE = "modelguard.command.ran_from"
+RAN_UNTIL_ATTRIBUTE = "modelguard.command.ran_until"
+"""When the command's own process ran: let go once confined, and reaped (seconds since the epoch)."""
 
 
-def record_exit(span: Span, returncode: int, failure: str | None, cpu_s: float | None = None) -> None:
+def record_exit(
+    span: Span, returncode: int, failure: str | None, cpu_s: float | None = None, ran: tuple[float, float] | None = None
+) -> None:
+    """``ran``: when the command itself ran (seconds since the epoch), where the sandbox measured it: the span also
+    holds ModelGuard's preparation of the sandbox before and its checks after, which are not the command's time."""
     span.set_attribute("process.exit.code", returncode)
     if cpu_s is not None:
         span.set_attribute(CPU_ATTRIBUTE, cpu_s)
+    if ran is not None:
+        span.set_attribute(RAN_FROM_ATTRIBUTE, ran[0])
+        span.set_attribute(RAN_UNTIL_ATTRIBUTE, ran[1])
     if failure is not None:
         span.set_status(Status(StatusCode.ERROR, failure[:200]))

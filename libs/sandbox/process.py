@@ -74,6 +74,11 @@ class ProcessOutcome:
     max_rss_bytes: int
     killed_for: LimitName | None
     """Set when the sandbox itself killed the command (wall time or output)."""
+    let_go_at: float | None = None
+    """When the command was let go once confined (seconds since the epoch)."""
+    reaped_at: float | None = None
+    """When its process was reaped (seconds since the epoch). From ``let_go_at`` to here is the command's own time;
+    before is ModelGuard's preparation (the view, the cgroup, confinement), after it its checks of the tree."""
 
 
 def tasks_of_user(uid: int) -> int:
@@ -334,6 +339,7 @@ def run_limited(
     started = time.monotonic()
     deadline = started + limits.wall_s
     process = _start(command, cwd, env, resource_limits(limits, process_cap), cgroup_procs, limits.nice)
+    let_go_at = time.time()
     try:
         stdout, stderr, killed_for = _pump(process, limits, deadline, cpu_used)
         if killed_for is None:
@@ -344,6 +350,7 @@ def run_limited(
             if stream is not None:
                 stream.close()
     _, status, usage = os.wait4(process.pid, 0)
+    reaped_at = time.time()
     process.returncode = os.waitstatus_to_exitcode(status)
     return ProcessOutcome(
         returncode=process.returncode,
@@ -353,4 +360,6 @@ def run_limited(
         cpu_s=round(usage.ru_utime + usage.ru_stime, 3),
         max_rss_bytes=usage.ru_maxrss * 1024,
         killed_for=killed_for,  # type: ignore[arg-type]
+        let_go_at=let_go_at,
+        reaped_at=reaped_at,
     )

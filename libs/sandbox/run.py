@@ -48,6 +48,9 @@ class SandboxResult:
     stderr: str
     duration_s: float
     report: SandboxReport
+    ran: tuple[float, float] | None = None
+    """When the command itself ran, from being let go to being reaped (seconds since the epoch); None where the
+    sandbox did not say (the workspace runner, a Kubernetes Job)."""
 
     @property
     def failure_reason(self) -> str | None:
@@ -262,4 +265,5 @@ def _result(argv: Sequence[str], outcome: ProcessOutcome, report: SandboxReport)
         stderr=_decode(outcome.stderr),
         duration_s=outcome.duration_s,
         report=report,
+        ran=None if outcome.let_go_at is None or outcome.reaped_at is None else (outcome.let_go_at, outcome.reaped_at),
     )

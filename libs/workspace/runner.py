@@ -123,7 +123,7 @@ def run_command(
     where = (runner.url or "local") if image is None else f"job:{image}"
     with command_span(argv, Path(cwd), where) as span:
         result = _run_in_image(argv, Path(cwd), policy, image) if image else _run(argv, Path(cwd), policy, runner)
-        record_exit(span, result.returncode, result.failure_reason, result.report.cpu_s)
+        record_exit(span, result.returncode, result.failure_reason, result.report.cpu_s, result.ran)
     if result.report.limit_exceeded == "wall_time":
         raise CommandTimedOut(list(argv), policy.limits.wall_s, result.stdout, _with_note(result), result.report)
     return CommandResult(

@@ -182,3 +182,23 @@ def test_incidents_at_once_are_held_against_their_commands_cpu_time_over_the_cor
     assert figure.ratio == pytest.approx(1.3)
     assert "2 incidents at once: 2.6 s wall" in figure.line() and "wall / that floor 1.30" in figure.line()
     assert at_once({}, spans, wall_s=1.0, cores=2).ratio is None
+
+
+def test_a_command_s_time_is_when_its_process_ran_not_the_sandbox_s_preparation(tmp_path: Path) -> None:
+    def command(ran: tuple[str, str] | None) -> dict[str, object]:
+        attributes = {"process.command_args": "('python', 'predict.py')"}
+        if ran is not None:
+            attributes |= {"modelguard.command.ran_from": ran[0], "modelguard.command.ran_until": ran[1]}
+        return {"name": "workspace command python", "service": "modelguard-validator", "trace_id": "t",
+                "start_ns": 10e9, "end_ns": 12e9, "attributes": attributes}  # fmt: skip
+
+    lines = [
+        command(("10.25", "11.5")),  # the process ran within its span: that is the command's time
+        command(None),  # a runner or a Job that did not say: the whole span
+        command(("9.5", "11.0")),  # not within the span (another clock): the whole span
+        command(("11.5", "10.5")),  # ends before it starts: the whole span
+        command(("soon", "11.0")),
+    ]
+    (tmp_path / "traces.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    found = [(c.start, c.end) for c in read_spans(tmp_path / "traces.jsonl").commands]
+    assert found == [(10.25, 11.5), (10.0, 12.0), (10.0, 12.0), (10.0, 12.0), (10.0, 12.0)]

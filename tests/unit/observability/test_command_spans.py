@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from libs.observability.command_span import CPU_ATTRIBUTE
+from libs.observability.command_span import CPU_ATTRIBUTE, RAN_FROM_ATTRIBUTE, RAN_UNTIL_ATTRIBUTE
 from libs.telemetry import incident_span_context, incident_trace_id
 
 REPO = Path(__file__).resolve().parents[3]
@@ -77,3 +77,17 @@ def test_each_command_span_carries_the_cpu_time_its_processes_used(spans: list[d
     printed, burned, exited = cpu
     assert 0 < printed < burned and 0 < exited < burned
     assert burned - printed > 0.1
+
+
+def test_each_command_span_says_when_its_own_process_ran_within_it(spans: list[dict[str, Any]]) -> None:
+    """The span also holds the sandbox's preparation and its checks after the process: the process's own time is
+    within it, and the longer command's process ran longer."""
+    commands = sorted((s for s in spans if s["name"] == "workspace command python"), key=lambda s: s["start_ns"])
+    ran = []
+    for span in commands:
+        attributes = span["attributes"]
+        ran_from, ran_until = float(attributes[RAN_FROM_ATTRIBUTE]), float(attributes[RAN_UNTIL_ATTRIBUTE])
+        assert span["start_ns"] / 1e9 < ran_from < ran_until < span["end_ns"] / 1e9
+        ran.append(ran_until - ran_from)
+    printed, burned, _ = ran
+    assert burned > printed

@@ -104,6 +104,8 @@ def test_a_command_that_closes_its_output_is_waited_for_until_it_exits(tmp_path:
 
     assert (outcome.returncode, outcome.killed_for, outcome.stdout) == (3, None, b"")
     assert outcome.duration_s >= 0.3
+    assert outcome.let_go_at is not None and outcome.reaped_at is not None
+    assert outcome.reaped_at - outcome.let_go_at >= 0.3  # the command's own time: let go, then waited for until reaped
 
 
 @pytest.mark.usefixtures("exit_watch")
