@@ -27,9 +27,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -151,10 +153,101 @@ def command_group_nice(own_group: int | None, nice: int) -> bytes | None:
     return None if own_group is None else str(min(19, own_group + nice)).encode()
 
 
-HOLD = ("/bin/sh", "-c", 'read -r _ || exit 125; exec "$@" </dev/null', "modelguard-hold")
-"""What a command starts as: a shell that waits for one line on its stdin, then becomes the command (same pid,
-stdin /dev/null). While it waits, ModelGuard moves it into the command's cgroups and sets its niceness and limits
-from outside (``_confine``); it starts nothing before that."""
+HOLD = ("/bin/sh", "-c", 'read -r _ || exit 125; . "$0"')
+"""What a command starts as: a shell that waits for one line on its stdin, then runs its command file (``$0``),
+whose one line ``exec``s the command (same pid, stdin /dev/null; ``command_line``). While it waits, ModelGuard moves
+it into the command's cgroups and sets its niceness and limits from outside (``_confine``); it starts nothing before
+that. The command is written to the file only then, so the sandbox prepares its view while the kernel moves the
+held shell (a move between cgroups waits for an RCU grace period: 5-25 ms measured here)."""
+
+
+def command_line(command: Sequence[str]) -> bytes:
+    """``exec`` of ``command`` for the POSIX shell, stdin /dev/null: each argument in single quotes, a quote within
+    one written ``'\\''``, so the shell reads every argument back byte for byte and expands nothing."""
+    words = []
+    for argument in command:
+        raw = os.fsencode(argument)
+        if b"\0" in raw:
+            raise ValueError("embedded null byte")  # what subprocess raises for such an argument
+        words.append(b"'" + raw.replace(b"'", b"'\\''") + b"'")
+    return b"exec " + b" ".join(words) + b" </dev/null\n"
+
+
+@dataclass
+class Held:
+    """A held shell (``HOLD``) being confined by a thread of its own, and the file its command goes into."""
+
+    process: subprocess.Popen[bytes]
+    env: Mapping[str, str]
+    command_file: Path
+    confining: threading.Thread
+    refusals: list[OSError] = field(default_factory=list)
+    let_go: bool = False
+
+
+def hold(
+    *, cwd: Path, env: Mapping[str, str], pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int
+) -> Held:
+    """Start a held shell in ``cwd`` with ``env`` and begin confining it; ``release`` it in every case. No Python
+    code runs between fork and exec, so the standard library starts it with vfork: in a service holding a few
+    hundred MB, a fork with a ``preexec_fn`` took 20 ms and 10 ms of the service's CPU per command, this 0.2 ms."""
+    descriptor, name = tempfile.mkstemp(prefix="modelguard-command-")  # 0600, ModelGuard's own
+    os.close(descriptor)
+    try:
+        process = subprocess.Popen(
+            [*HOLD, name],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            shell=False,
+            start_new_session=True,
+            close_fds=True,
+            umask=UMASK,
+        )
+    except BaseException:
+        os.unlink(name)
+        raise
+    refusals: list[OSError] = []
+
+    def confine() -> None:
+        try:
+            _confine(process.pid, pairs, cgroup_procs, nice)
+        except OSError as exc:
+            refusals.append(exc)
+
+    confining = threading.Thread(target=confine, name="modelguard-confine", daemon=True)
+    confining.start()
+    return Held(process, env, Path(name), confining, refusals)
+
+
+def let_go(held: Held, command: Sequence[str]) -> None:
+    """Write ``command`` to the held shell's file and, once it is confined, let it go. A program that is not there
+    or cannot be run raises OSError here, as the standard library's own start does, rather than becoming the
+    shell's exit 127; a shell that could not be confined raises OSError, and in both cases nothing ran."""
+    _startable(command[0], held.env)
+    held.command_file.write_bytes(command_line(command))
+    held.confining.join()
+    if held.refusals:
+        raise OSError(f"the command could not be started under its limits: {held.refusals[0]}") from held.refusals[0]
+    stdin = held.process.stdin
+    assert stdin is not None
+    held.let_go = True
+    with contextlib.suppress(BrokenPipeError):  # it died waiting (killed from outside): its status says so
+        stdin.write(b"go\n")
+    with contextlib.suppress(BrokenPipeError):
+        stdin.close()
+
+
+def release(held: Held) -> None:
+    """A shell never let go is killed and reaped (it ran nothing); the command file goes in every case."""
+    if not held.let_go:
+        held.confining.join()
+        _kill_group(held.process)
+        held.process.communicate()
+    with contextlib.suppress(FileNotFoundError):
+        held.command_file.unlink()
 
 
 def _confine(pid: int, pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int) -> None:
@@ -183,45 +276,6 @@ def _startable(program: str, env: Mapping[str, str]) -> None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
     if not os.access(found, os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
-
-
-def _start(
-    command: Sequence[str],
-    cwd: Path,
-    env: Mapping[str, str],
-    pairs: list[tuple[int, int]],
-    cgroup_procs: Sequence[int],
-    nice: int,
-) -> subprocess.Popen[bytes]:
-    """Start ``command`` held (``HOLD``), confine it, and let it go. No Python code runs between fork and exec, so
-    the standard library starts it with vfork: in a service holding a few hundred MB, a fork with a ``preexec_fn``
-    took 20 ms and 10 ms of the service's CPU per command, this 0.2 ms. A program that is not there or cannot be
-    run raises OSError here, as the standard library's own start does, rather than becoming the shell's exit 127."""
-    _startable(command[0], env)
-    process = subprocess.Popen(
-        [*HOLD, *command],
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        shell=False,
-        start_new_session=True,
-        close_fds=True,
-        umask=UMASK,
-    )
-    assert process.stdin is not None
-    try:
-        _confine(process.pid, pairs, cgroup_procs, nice)
-    except OSError as exc:
-        _kill_group(process)
-        process.communicate()
-        raise OSError(f"the command could not be started under its limits: {exc}") from exc
-    with contextlib.suppress(BrokenPipeError):  # it died waiting (killed from outside): its status says so
-        process.stdin.write(b"go\n")
-    with contextlib.suppress(BrokenPipeError):
-        process.stdin.close()
-    return process
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -333,13 +387,23 @@ def run_limited(
     cgroup_procs: Sequence[int] = (),
     cpu_used: CpuMeter | None = None,
 ) -> ProcessOutcome:
-    """Run ``command`` (already resolved and wrapped) in its own session; when it ends, exceeds its wall
-    time, its CPU time (``cpu_used``: seconds of all its processes so far) or its output cap, everything left
-    in its process group is killed. ``cgroup_procs``: open ``cgroup.procs`` files the child joins."""
-    started = time.monotonic()
+    """Run ``command`` (already resolved and wrapped) in its own session: ``hold`` and ``run_held``.
+    ``cgroup_procs``: open ``cgroup.procs`` files the child joins."""
+    pairs = resource_limits(limits, process_cap)
+    held = hold(cwd=cwd, env=env, pairs=pairs, cgroup_procs=cgroup_procs, nice=limits.nice)
+    try:
+        return run_held(held, command, limits=limits, cpu_used=cpu_used)
+    finally:
+        release(held)
+
+
+def run_held(held: Held, command: Sequence[str], *, limits: SandboxLimits, cpu_used: CpuMeter | None) -> ProcessOutcome:
+    """Let ``command`` go as the held shell; when it ends, exceeds its wall time, its CPU time (``cpu_used``:
+    seconds of all its processes so far) or its output cap, everything left in its process group is killed."""
+    let_go(held, command)
+    process = held.process
+    let_go_at, started = time.time(), time.monotonic()
     deadline = started + limits.wall_s
-    process = _start(command, cwd, env, resource_limits(limits, process_cap), cgroup_procs, limits.nice)
-    let_go_at = time.time()
     try:
         stdout, stderr, killed_for = _pump(process, limits, deadline, cpu_used)
         if killed_for is None:

@@ -10,9 +10,10 @@ unconfined runs for local development (``sandbox.allow_unconfined``); such a run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +27,12 @@ from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolatio
 from libs.sandbox.process import (
     CommandNotAllowed,
     ProcessOutcome,
+    hold,
     process_limit_binds,
+    release,
     resolve_program,
-    run_limited,
+    resource_limits,
+    run_held,
     tasks_of_user,
 )
 from libs.sandbox.protected_paths import ProtectedPaths, protected_paths
@@ -87,28 +91,48 @@ def _system_folders() -> list[Path]:
     return [Path(name) for name in SYSTEM_FOLDERS if Path(name).is_dir() and not Path(name).is_symlink()]
 
 
-def _run(command: list[str], cwd: Path, env: dict[str, str], policy: SandboxPolicy, identity: Identity | None) -> _Ran:
-    """Run ``command`` in a fresh cgroup (where one can be made), under the resource limits."""
-    limits = policy.limits
-    cgroup = create_command_cgroup(limits.max_processes, limits.memory_bytes)
-    uid = identity.uid if identity is not None else os.getuid()
-    process_cap = None
-    if not cgroup.enforces("pids") and process_limit_binds(uid):
-        process_cap = tasks_of_user(uid) + limits.max_processes
+class _Slot:
+    """A fresh cgroup (where one can be made) and a held shell in it, being confined under the resource limits
+    while the caller prepares the command; ``run`` lets the command go as that shell."""
+
+    def __init__(self, cwd: Path, env: dict[str, str], policy: SandboxPolicy, identity: Identity | None) -> None:
+        self.limits = policy.limits
+        self.cgroup = create_command_cgroup(self.limits.max_processes, self.limits.memory_bytes)
+        uid = identity.uid if identity is not None else os.getuid()
+        self.process_cap = None
+        if not self.cgroup.enforces("pids") and process_limit_binds(uid):
+            self.process_cap = tasks_of_user(uid) + self.limits.max_processes
+        try:
+            self.held = hold(
+                cwd=cwd,
+                env=env,
+                pairs=resource_limits(self.limits, self.process_cap),
+                cgroup_procs=self.cgroup.join_descriptors(),
+                nice=self.limits.nice,
+            )
+        except BaseException:
+            self.cgroup.remove()
+            raise
+
+    def run(self, command: list[str]) -> _Ran:
+        cpu_used = self.cgroup.cpu_s if self.cgroup.enforces("cpu") else None
+        outcome = run_held(self.held, command, limits=self.limits, cpu_used=cpu_used)
+        return _Ran(outcome, self.cgroup.usage(), self.cgroup, self.process_cap)
+
+    def close(self) -> None:
+        try:
+            release(self.held)
+        finally:
+            self.cgroup.remove()
+
+
+@contextlib.contextmanager
+def _slot(cwd: Path, env: dict[str, str], policy: SandboxPolicy, identity: Identity | None) -> Iterator[_Slot]:
+    slot = _Slot(cwd, env, policy, identity)
     try:
-        outcome = run_limited(
-            command,
-            cwd=cwd,
-            env=env,
-            limits=limits,
-            process_cap=process_cap,
-            cgroup_procs=cgroup.join_descriptors(),
-            cpu_used=cgroup.cpu_s if cgroup.enforces("cpu") else None,
-        )
-        usage = cgroup.usage()
+        yield slot
     finally:
-        cgroup.remove()
-    return _Ran(outcome, usage, cgroup, process_cap)
+        slot.close()
 
 
 def _view(
@@ -117,8 +141,9 @@ def _view(
     protected: ProtectedPaths,
     staging: Staging,
     environment: WorkspaceInterpreter | None,
+    scratch: tuple[Path, Path],
 ) -> View:
-    home, tmpdir = staging.scratch()
+    home, tmpdir = scratch
     return View(
         cwd=staging.readable(cwd),
         readable=(
@@ -198,25 +223,22 @@ def run_sandboxed(
     cwd = Path(os.path.realpath(cwd))
     if isolation.mechanism == "none":
         return _run_unconfined(list(argv), command, cwd, policy, isolation, environment)
-    protected = protected or protected_paths(policy.hidden)
-    secret = protected.secret_holding(cwd)
-    if secret is not None:
-        raise CommandNotAllowed(f"refused to run in {cwd}: it lies inside the protected {secret}")
     identity = isolation.identity(policy.run_as_uid, policy.run_as_gid)
-    fixed = [*_system_folders(), *interpreter_paths(environment)]
-    declared = declared_paths(argv[1:], protected, cwd=cwd, fixed=fixed)
     with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
         staging = Staging(Path(folder), identity)
-        view = _view(cwd, declared, protected, staging, environment)
-        home, tmpdir = view.writable[0].target, view.writable[1].target
-        before = hash_tree(cwd)
-        ran = _run(
-            bwrap_argv(str(isolation.program), view, identity, command),
-            cwd,
-            sandbox_environment(home, tmpdir, environment),
-            policy,
-            identity,
-        )
+        home, tmpdir = staging.scratch()
+        # the held shell is moved into its cgroups while the command is checked, its view prepared and the tree
+        # hashed; a refusal kills it before it has run anything
+        with _slot(cwd, sandbox_environment(home, tmpdir, environment), policy, identity) as slot:
+            protected = protected or protected_paths(policy.hidden)
+            secret = protected.secret_holding(cwd)
+            if secret is not None:
+                raise CommandNotAllowed(f"refused to run in {cwd}: it lies inside the protected {secret}")
+            fixed = [*_system_folders(), *interpreter_paths(environment)]
+            declared = declared_paths(argv[1:], protected, cwd=cwd, fixed=fixed)
+            view = _view(cwd, declared, protected, staging, environment, (home, tmpdir))
+            before = hash_tree(cwd)
+            ran = slot.run(bwrap_argv(str(isolation.program), view, identity, command))
         changes = compare_trees(before, hash_tree(cwd))
         collected: CollectedOutputs = staging.collect_outputs(declared.output_files, _mounted_targets(view))
         scratch_writes = staging.scratch_files()
@@ -249,8 +271,9 @@ def _run_unconfined(
     with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
         staging = Staging(Path(folder), Identity(os.getuid(), os.getgid(), drop_from_root=False))
         home, tmpdir = staging.scratch()
-        before = hash_tree(cwd)
-        ran = _run(command, cwd, sandbox_environment(home, tmpdir, environment), policy, None)
+        with _slot(cwd, sandbox_environment(home, tmpdir, environment), policy, None) as slot:
+            before = hash_tree(cwd)
+            ran = slot.run(command)
         changes = compare_trees(before, hash_tree(cwd))
         scratch_writes = staging.scratch_files()
     report = _report(isolation, policy, ran, None, workspace_changes=changes, scratch_writes=scratch_writes)

@@ -106,6 +106,25 @@ def test_a_bubblewrap_that_fails_its_probe_refuses_like_a_missing_one(tmp_path: 
         run_sandboxed(["python", "-c", "pass"], tmp_path, SandboxPolicy(limits=LIMITS), isolation=isolation)
 
 
+@needs_bwrap
+def test_a_refused_command_leaves_no_process_and_no_cgroup(tmp_path: Path, marker: str) -> None:
+    """The held shell starts before the command is checked (it is confined while the view is prepared): a refusal
+    kills it before it has run anything, and its cgroup goes with it."""
+    copy = workspace(tmp_path, "open('ran', 'w')\n")
+    cgroups_before = _command_cgroups()
+    hidden = SandboxPolicy(limits=LIMITS, hidden=[str(copy)])  # the workspace itself is a protected secret
+    with pytest.raises(CommandNotAllowed, match="lies inside the protected"):
+        run(copy, marker, hidden)
+    assert leftovers(marker) == []  # reaped before the refusal came out
+    assert not (copy / "ran").exists()
+    assert _command_cgroups() == cgroups_before
+
+
+def _command_cgroups() -> set[Path]:
+    """This process's command cgroups, in every hierarchy it can see."""
+    return {path for path in Path("/sys/fs/cgroup").glob(f"*/**/{PREFIX}{os.getpid()}-*") if path.is_dir()}
+
+
 def test_isolation_none_in_the_policy_refuses_through_the_runner_unless_unconfined_is_allowed(tmp_path: Path) -> None:
     with pytest.raises(CommandNotAllowed, match="isolation disabled by the sandbox policy"):
         run_command(["python", "-c", "pass"], cwd=tmp_path, timeout_s=10, policy=SandboxPolicy(isolation="none"))

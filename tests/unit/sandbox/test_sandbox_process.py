@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -166,8 +169,6 @@ SHOWS_ITS_START = (
 def test_a_command_starts_as_itself_with_its_limits_and_no_python_between_fork_and_exec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import subprocess
-
     started: list[dict[str, object]] = []
     popen = subprocess.Popen
 
@@ -188,8 +189,23 @@ def test_a_command_starts_as_itself_with_its_limits_and_no_python_between_fork_a
     assert started and "preexec_fn" not in started[0]  # so the standard library starts it with vfork
 
 
-def test_a_command_that_cannot_be_confined_does_not_run(tmp_path: Path) -> None:
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """The processes ``subprocess.Popen`` starts from here on."""
+    started: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def recorded(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        process = popen(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(process)
+        return process  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", recorded)
+    return started
+
+
+def test_a_command_that_cannot_be_confined_does_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marker = tmp_path / "ran"
+    started = _started(monkeypatch)
     read_only = os.open(os.devnull, os.O_RDONLY)  # a cgroup.procs that refuses the write
     try:
         with pytest.raises(OSError, match="could not be started under its limits"):
@@ -202,8 +218,41 @@ def test_a_command_that_cannot_be_confined_does_not_run(tmp_path: Path) -> None:
             )
     finally:
         os.close(read_only)
-    time.sleep(0.3)
+    [held] = started
+    assert held.returncode is not None  # killed and reaped before the error came out: nothing of it runs later
     assert not marker.exists()
+
+
+ARGUMENTS = ["a b", "$HOME", "'q'", "it's", "two\nlines", "`id`", "; exit 3", "\\", '"', "*", "-", ""]
+
+
+def test_every_argument_reaches_the_command_as_it_was_given(tmp_path: Path) -> None:
+    odd = os.fsdecode(b"not-utf8-\xff")  # a file name that is not UTF-8, as Python holds it
+    command = [sys.executable, "-c", "import os, sys; print(repr([os.fsencode(a) for a in sys.argv[1:]]))"]
+
+    outcome = run_limited([*command, *ARGUMENTS, odd], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits())
+
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.stdout.decode().strip() == repr([os.fsencode(a) for a in [*ARGUMENTS, odd]])
+
+
+def test_a_command_with_a_null_byte_is_refused_and_nothing_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _started(monkeypatch)
+    with pytest.raises(ValueError, match="null byte"):
+        run_limited([sys.executable, "-c", "pass", "a\0b"], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits())
+    assert [p.returncode for p in started] == [-signal.SIGKILL]  # the held shell, killed before it ran anything
+
+
+def test_the_command_file_is_removed_whatever_happens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = tmp_path / "tmp"
+    files.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(files))
+    run_limited([sys.executable, "-c", "pass"], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits())
+    with pytest.raises(FileNotFoundError):
+        run_limited([str(tmp_path / "absent")], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits())
+    assert list(files.iterdir()) == []
 
 
 def test_a_program_that_is_not_there_or_not_executable_raises_as_before(tmp_path: Path) -> None:
