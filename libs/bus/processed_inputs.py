@@ -69,9 +69,9 @@ _CLAIM_DONE = (
 PRUNED_OUTPUTS = "null"
 """The outputs column of an input whose outputs were pruned (JSON null; a handled input's outputs are a list)."""
 _PRUNE_OUTPUTS = (
-    "UPDATE {processed} SET outputs = 'null' WHERE event_id IN (SELECT c.event_id FROM {claims} c "
+    "UPDATE {processed} SET outputs = :pruned WHERE event_id IN (SELECT c.event_id FROM {claims} c "
     "JOIN {processed} p ON p.event_id = c.event_id WHERE c.done = 1 AND c.lease_until < {now} - :keep_s "
-    "AND p.outputs <> 'null' LIMIT :batch)"
+    "AND p.outputs <> :pruned LIMIT :batch)"
 )
 PRUNE_BATCH = 500
 """Inputs pruned per statement: each is a short write transaction, however much there is to prune."""
@@ -153,17 +153,18 @@ class ProcessedInputs:
         first = row.first()
         if first is None:
             return None
-        outputs = json.loads(first[0])
-        if outputs is None:
+        if first[0] == PRUNED_OUTPUTS:
             return Pruned()
-        return [envelope.encode() for envelope in outputs]
+        return [envelope.encode() for envelope in json.loads(first[0])]
 
     def prune_outputs(self, keep_s: float, batch: int = PRUNE_BATCH) -> int:
         """Drop the outputs of inputs done more than ``keep_s`` seconds ago, ``batch`` inputs per transaction; how
         many inputs' outputs were dropped."""
         pruned = 0
         while True:
-            count = self._tables.run(_PRUNE_OUTPUTS, {"keep_s": keep_s, "batch": batch}).rowcount
+            count = self._tables.run(
+                _PRUNE_OUTPUTS, {"keep_s": keep_s, "batch": batch, "pruned": PRUNED_OUTPUTS}
+            ).rowcount
             pruned += count
             if count < batch:
                 return pruned
