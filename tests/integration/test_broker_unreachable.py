@@ -26,6 +26,7 @@ from libs.bus.topics import ensure_topics
 from libs.events.codec import SignedEvent
 from libs.settings import load_settings
 from libs.signing.keys import provision_keys
+from tests.support.hand_started_runtime import run_over_brokers, stop_runtime
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys, reported
 from tests.support.waiting import until
@@ -90,15 +91,9 @@ def test_a_service_stops_reconnecting_while_its_broker_is_away_and_resumes_when_
             await publish_signed(second.bootstrap, [reported(keys, run_id="after", seed="b")])
             assert await until(lambda: handled == ["before", "after"], 60), handled
         finally:
-            await runtime._going_down()
-            await runtime.broker.stop()
-            runtime.processed.close()
+            await stop_runtime(runtime)
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        for broker in brokers:
-            broker.stop()
+    run_over_brokers(scenario, brokers)
 
 
 def test_a_service_started_with_no_broker_says_so_in_one_line_and_exits_for_its_supervisor(tmp_path: Path) -> None:

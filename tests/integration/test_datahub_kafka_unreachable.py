@@ -4,7 +4,6 @@ address again starts them, turns ready and reads the MCL topic there. Two real e
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from libs.bus.producer import publish_raw
 from libs.bus.runtime import ServiceDefinition, ServiceRuntime
 from libs.bus.topics import ensure_topics
 from libs.settings import load_settings
+from tests.support.hand_started_runtime import run_over_brokers, stop_runtime
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys
 from tests.support.waiting import until
@@ -84,13 +84,6 @@ def test_datahubs_kafka_away_stops_only_the_mcl_consumers_until_it_answers_again
             await publish_raw(brokers[-1].bootstrap, TOPIC, b"after")
             assert await until(lambda: read == [b"before", b"after"], 60), read
         finally:
-            await runtime._going_down()
-            for broker in runtime.brokers:
-                await broker.stop()
-            runtime.processed.close()
+            await stop_runtime(runtime)
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        for broker in brokers:
-            broker.stop()
+    run_over_brokers(scenario, brokers)

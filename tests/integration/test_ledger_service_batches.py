@@ -24,6 +24,7 @@ from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore, verify_all, verify_checkpoints
 from libs.settings import load_settings
 from services.ledger.bootstrap import bootstrap
+from tests.support.hand_started_runtime import stop_runtime
 from tests.support.kafka_reader import read_topic
 from tests.support.sample_events import PRODUCERS, SampleKeys, repaired_incident, sample_incident_id
 from tests.support.waiting import until
@@ -66,9 +67,7 @@ def test_a_burst_is_appended_a_poll_at_a_time_in_causal_order(tmp_path: Path, mo
             await publish_signed(broker.bootstrap, [late[1], late[0], burst[0]])  # burst[0] again: a repeat
             assert await until(lambda: store.count() == len(burst) + len(late), 120), store.count()
         finally:
-            await runtime._going_down()
-            await runtime.broker.stop()
-            runtime.processed.close()
+            await stop_runtime(runtime)
 
     try:
         asyncio.run(scenario())

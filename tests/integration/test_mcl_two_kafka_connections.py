@@ -25,6 +25,7 @@ from libs.settings import load_settings
 from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, encode_change
 from modelguard.stack import SCENARIOS
 from services.context.bootstrap import bootstrap as context_service
+from tests.support.hand_started_runtime import stop_runtime
 from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys
@@ -108,10 +109,7 @@ def test_an_mcl_on_datahubs_broker_reaches_the_context_service_and_what_it_leads
             assert await _until_committed(datahub.bootstrap, partition, 2), "DataHub's offsets were not committed"
             assert runtime.health.ready
         finally:
-            await runtime._going_down()
-            for broker in runtime.brokers:
-                await broker.stop()
-            runtime.processed.close()
+            await stop_runtime(runtime)
         # nothing of ModelGuard's on DataHub's broker, and no MCL topic on the bus
         assert await _topics(datahub.bootstrap) == {TOPIC}
         assert TOPIC not in await _topics(bus.bootstrap)

@@ -29,6 +29,7 @@ from libs.bus.runtime import ServiceDefinition, ServiceRuntime
 from libs.bus.topics import ensure_topics
 from libs.events.codec import SignedEvent
 from libs.settings import load_settings
+from tests.support.hand_started_runtime import run_over_brokers, stop_runtime
 from tests.support.running_stack import environment
 from tests.support.sample_events import Keys, reported
 from tests.support.waiting import until
@@ -211,15 +212,9 @@ def test_a_service_busy_while_its_broker_is_replaced_handles_every_input_of_the_
             assert sorted(committed.values()) == [0, 2], committed  # nothing on the old contract's topic
         finally:
             release.set()
-            await runtime._going_down()
-            await runtime.broker.stop()
-            runtime.processed.close()
+            await stop_runtime(runtime)
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        for broker in brokers:
-            broker.stop()
+    run_over_brokers(scenario, brokers)
 
 
 def _noticed(now: Membership | None) -> bool:
