@@ -22,6 +22,7 @@ from libs.sandbox.arguments import DeclaredPaths, declared_paths
 from libs.sandbox.confinement import SYSTEM_FOLDERS, Identity, Mount, View, bwrap_argv, interpreter_paths
 from libs.sandbox.control_groups import CgroupUsage, CommandCgroup, create_command_cgroup
 from libs.sandbox.environment import sandbox_environment
+from libs.sandbox.folder_removal import remove_later
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
 from libs.sandbox.process import (
@@ -194,6 +195,17 @@ def _report(
     )
 
 
+@contextlib.contextmanager
+def _staging_folder() -> Iterator[Path]:
+    """A fresh private folder for one command's scratch, outputs and copies, removed off its path once it is done
+    (``folder_removal``)."""
+    folder = tempfile.TemporaryDirectory(prefix="modelguard-run-")
+    try:
+        yield Path(folder.name)
+    finally:
+        remove_later(folder)
+
+
 def _mounted_targets(view: View) -> list[Path]:
     return [mount.target for mount in (view.cwd, *view.readable, *view.writable)]
 
@@ -224,8 +236,8 @@ def run_sandboxed(
     if isolation.mechanism == "none":
         return _run_unconfined(list(argv), command, cwd, policy, isolation, environment)
     identity = isolation.identity(policy.run_as_uid, policy.run_as_gid)
-    with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
-        staging = Staging(Path(folder), identity)
+    with _staging_folder() as folder:
+        staging = Staging(folder, identity)
         home, tmpdir = staging.scratch()
         # the held shell is moved into its cgroups while the command is checked, its view prepared and the tree
         # hashed; a refusal kills it before it has run anything
@@ -268,8 +280,8 @@ def _run_unconfined(
     environment: WorkspaceInterpreter | None,
 ) -> SandboxResult:
     """The policy allows unconfined runs and no sandbox works: environment, limits and hashing only."""
-    with tempfile.TemporaryDirectory(prefix="modelguard-run-") as folder:
-        staging = Staging(Path(folder), Identity(os.getuid(), os.getgid(), drop_from_root=False))
+    with _staging_folder() as folder:
+        staging = Staging(folder, Identity(os.getuid(), os.getgid(), drop_from_root=False))
         home, tmpdir = staging.scratch()
         with _slot(cwd, sandbox_environment(home, tmpdir, environment), policy, None) as slot:
             before = hash_tree(cwd)

@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import termios
 import textwrap
 import time
@@ -32,6 +33,7 @@ from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolatio
 from libs.sandbox.process import session_group_nice
 from libs.sandbox.run import SandboxResult, run_sandboxed
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut, run_command
+from tests.support.waiting import wait_until
 
 LIMITS = SandboxLimits(
     cpu_s=2, memory_bytes=512 * MIB, wall_s=20, output_bytes=1 * MIB, file_size_bytes=1 * MIB, max_processes=64
@@ -118,6 +120,21 @@ def test_a_refused_command_leaves_no_process_and_no_cgroup(tmp_path: Path, marke
     assert leftovers(marker) == []  # reaped before the refusal came out
     assert not (copy / "ran").exists()
     assert _command_cgroups() == cgroups_before
+
+
+@needs_bwrap
+def test_a_command_s_staging_folder_goes_once_it_is_done(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its scratch and output folders were mounted into its view; they are removed off its path, and soon."""
+    copy = workspace(tmp_path, "import os, sys; open(os.path.join(os.environ['HOME'], 'left'), 'w')\n")
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    result = run(copy, marker)
+    assert result.returncode == 0, result.stderr
+    assert result.report.scratch_writes == ("home/left",)
+    assert wait_until(lambda: not any(temporary.iterdir()), 30), list(temporary.iterdir())
 
 
 def _command_cgroups() -> set[Path]:

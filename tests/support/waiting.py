@@ -15,3 +15,13 @@ async def until(condition: Callable[[], bool], timeout_s: float, every_s: float 
             return True
         await asyncio.sleep(every_s)
     return condition()
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, every_s: float = 0.02) -> bool:
+    """Whether ``condition`` held within ``timeout_s``, looked at every ``every_s`` (outside an event loop)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(every_s)
+    return condition()
