@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,8 +173,11 @@ def bwrap_mounts(view: View) -> list[str]:
     return [*ordered, "--dev", "/dev", "--proc", "/proc", *read_only_again]
 
 
-def bwrap_argv(program: str, view: View, identity: Identity, command: Sequence[str]) -> list[str]:
-    """``command`` inside bubblewrap with ``view``, started as ``identity``."""
+def bwrap_argv(
+    program: str, view: View, identity: Identity, command: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[str]:
+    """``command`` inside bubblewrap with ``view``, started as ``identity``, with ``env`` and nothing else as its
+    environment (``--clearenv``, then ``--setenv`` each): whatever bubblewrap itself was started with stays out."""
     if identity.drop_from_root:
         prefix = [*NAMESPACES_AS_ROOT, *SESSION, *KEEP_FOR_DROP]
         start = [drop_interpreter(), "-I", "-S", "-c", DROP_PROGRAM, str(identity.uid), str(identity.gid)]
@@ -182,4 +185,5 @@ def bwrap_argv(program: str, view: View, identity: Identity, command: Sequence[s
         prefix = [*NAMESPACES_AS_USER, *SESSION, "--cap-drop", "ALL"]
         start = []
     chdir = ["--chdir", str(view.cwd.target)]
-    return [program, *prefix, *bwrap_mounts(view), *chdir, "--", *start, *command]
+    environment = ["--clearenv", *(part for name, value in (env or {}).items() for part in ("--setenv", name, value))]
+    return [program, *prefix, *bwrap_mounts(view), *chdir, *environment, "--", *start, *command]

@@ -155,10 +155,12 @@ def command_group_nice(own_group: int | None, nice: int) -> bytes | None:
 
 HOLD = ("/bin/sh", "-c", 'read -r _ || exit 125; . "$0"')
 """What a command starts as: a shell that waits for one line on its stdin, then runs its command file (``$0``),
-whose one line ``exec``s the command (same pid, stdin /dev/null; ``command_line``). While it waits, ModelGuard moves
-it into the command's cgroups and sets its niceness and limits from outside (``_confine``); it starts nothing before
-that. The command is written to the file only then, so the sandbox prepares its view while the kernel moves the
-held shell (a move between cgroups waits for an RCU grace period: 5-25 ms measured here)."""
+whose one line ``exec``s the command (same pid, stdin /dev/null; ``command_line``). While it waits, a thread of
+ModelGuard's moves it into the command's cgroups (``_join_cgroups``); when the command is let go, ModelGuard sets
+its niceness and limits from outside (``_limit``), writes the command to the file and only then the line: it starts
+nothing before it is confined. A move between cgroups waits for an RCU grace period (5-25 ms measured here), so the
+shell is held before the command is known: while the sandbox prepares its view, or ahead of the command altogether
+(``libs/sandbox/spare_slots.py``)."""
 
 
 def command_line(command: Sequence[str]) -> bytes:
@@ -175,7 +177,8 @@ def command_line(command: Sequence[str]) -> bytes:
 
 @dataclass
 class Held:
-    """A held shell (``HOLD``) being confined by a thread of its own, and the file its command goes into."""
+    """A held shell (``HOLD``) being moved into its cgroups by a thread of its own, and the file its command goes
+    into."""
 
     process: subprocess.Popen[bytes]
     env: Mapping[str, str]
@@ -185,10 +188,9 @@ class Held:
     let_go: bool = False
 
 
-def hold(
-    *, cwd: Path, env: Mapping[str, str], pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int
-) -> Held:
-    """Start a held shell in ``cwd`` with ``env`` and begin confining it; ``release`` it in every case. No Python
+def hold(*, cwd: Path, env: Mapping[str, str], cgroup_procs: Sequence[int]) -> Held:
+    """Start a held shell in ``cwd`` with ``env`` and begin moving it into the cgroups whose ``cgroup.procs`` are
+    open as ``cgroup_procs``; ``release`` it in every case. No Python
     code runs between fork and exec, so the standard library starts it with vfork: in a service holding a few
     hundred MB, a fork with a ``preexec_fn`` took 20 ms and 10 ms of the service's CPU per command, this 0.2 ms."""
     descriptor, name = tempfile.mkstemp(prefix="modelguard-command-")  # 0600, ModelGuard's own
@@ -213,7 +215,7 @@ def hold(
 
     def confine() -> None:
         try:
-            _confine(process.pid, pairs, cgroup_procs, nice)
+            _join_cgroups(process.pid, cgroup_procs)
         except OSError as exc:
             refusals.append(exc)
 
@@ -222,15 +224,20 @@ def hold(
     return Held(process, env, Path(name), confining, refusals)
 
 
-def let_go(held: Held, command: Sequence[str]) -> None:
-    """Write ``command`` to the held shell's file and, once it is confined, let it go. A program that is not there
-    or cannot be run raises OSError here, as the standard library's own start does, rather than becoming the
-    shell's exit 127; a shell that could not be confined raises OSError, and in both cases nothing ran."""
+def let_go(held: Held, command: Sequence[str], *, pairs: list[tuple[int, int]], nice: int) -> None:
+    """Once the held shell is in its cgroups, give it its niceness and resource limits (``pairs``), write
+    ``command`` to its file and let it go. A program that is not there or cannot be run raises OSError here, as the
+    standard library's own start does, rather than becoming the shell's exit 127; a shell that could not be
+    confined raises OSError, and in both cases nothing ran."""
     _startable(command[0], held.env)
     held.command_file.write_bytes(command_line(command))
     held.confining.join()
-    if held.refusals:
-        raise OSError(f"the command could not be started under its limits: {held.refusals[0]}") from held.refusals[0]
+    try:
+        if held.refusals:
+            raise held.refusals[0]
+        _limit(held.process.pid, pairs, nice)
+    except OSError as exc:
+        raise OSError(f"the command could not be started under its limits: {exc}") from exc
     stdin = held.process.stdin
     assert stdin is not None
     held.let_go = True
@@ -250,10 +257,15 @@ def release(held: Held) -> None:
         held.command_file.unlink()
 
 
-def _confine(pid: int, pairs: list[tuple[int, int]], cgroup_procs: Sequence[int], nice: int) -> None:
-    """Put the held process ``pid`` under the command's cgroups, niceness and resource limits. Raises OSError."""
+def _join_cgroups(pid: int, cgroup_procs: Sequence[int]) -> None:
+    """Move the held process ``pid`` into the command's cgroups, before it can fork: it is waiting for its go.
+    Raises OSError."""
     for descriptor in cgroup_procs:
-        os.write(descriptor, str(pid).encode())  # before it can fork: it is waiting for its go
+        os.write(descriptor, str(pid).encode())
+
+
+def _limit(pid: int, pairs: list[tuple[int, int]], nice: int) -> None:
+    """Give the held process ``pid`` the command's niceness and resource limits. Raises OSError."""
     own = os.getpriority(os.PRIO_PROCESS, 0)
     os.setpriority(os.PRIO_PROCESS, pid, min(19, own + nice))  # RLIMIT_NICE 0 (below) keeps it from going back
     group_nice = command_group_nice(session_group_nice(), nice)
@@ -389,18 +401,25 @@ def run_limited(
 ) -> ProcessOutcome:
     """Run ``command`` (already resolved and wrapped) in its own session: ``hold`` and ``run_held``.
     ``cgroup_procs``: open ``cgroup.procs`` files the child joins."""
-    pairs = resource_limits(limits, process_cap)
-    held = hold(cwd=cwd, env=env, pairs=pairs, cgroup_procs=cgroup_procs, nice=limits.nice)
+    held = hold(cwd=cwd, env=env, cgroup_procs=cgroup_procs)
     try:
-        return run_held(held, command, limits=limits, cpu_used=cpu_used)
+        return run_held(held, command, limits=limits, pairs=resource_limits(limits, process_cap), cpu_used=cpu_used)
     finally:
         release(held)
 
 
-def run_held(held: Held, command: Sequence[str], *, limits: SandboxLimits, cpu_used: CpuMeter | None) -> ProcessOutcome:
-    """Let ``command`` go as the held shell; when it ends, exceeds its wall time, its CPU time (``cpu_used``:
-    seconds of all its processes so far) or its output cap, everything left in its process group is killed."""
-    let_go(held, command)
+def run_held(
+    held: Held,
+    command: Sequence[str],
+    *,
+    limits: SandboxLimits,
+    pairs: list[tuple[int, int]],
+    cpu_used: CpuMeter | None,
+) -> ProcessOutcome:
+    """Let ``command`` go as the held shell under ``limits`` (``pairs``: its resource limits); when it ends,
+    exceeds its wall time, its CPU time (``cpu_used``: seconds of all its processes so far) or its output cap,
+    everything left in its process group is killed."""
+    let_go(held, command, pairs=pairs, nice=limits.nice)
     process = held.process
     let_go_at, started = time.time(), time.monotonic()
     deadline = started + limits.wall_s

@@ -19,25 +19,16 @@ from pathlib import Path
 
 from libs.policy.sandbox import SandboxPolicy
 from libs.sandbox.arguments import DeclaredPaths, declared_paths
+from libs.sandbox.command_slot import CommandSlot, SlotRun, shape_of
 from libs.sandbox.confinement import SYSTEM_FOLDERS, Identity, Mount, View, bwrap_argv, interpreter_paths
-from libs.sandbox.control_groups import CgroupUsage, CommandCgroup, create_command_cgroup
 from libs.sandbox.environment import sandbox_environment
 from libs.sandbox.folder_removal import remove_later
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
-from libs.sandbox.process import (
-    CommandNotAllowed,
-    ProcessOutcome,
-    hold,
-    process_limit_binds,
-    release,
-    resolve_program,
-    resource_limits,
-    run_held,
-    tasks_of_user,
-)
+from libs.sandbox.process import CommandNotAllowed, ProcessOutcome, resolve_program
 from libs.sandbox.protected_paths import ProtectedPaths, protected_paths
 from libs.sandbox.report import SandboxReport, cpu_limit_text, memory_limit_text, process_limit_text
+from libs.sandbox.spare_slots import take_slot
 from libs.sandbox.staging import CollectedOutputs, Staging
 from libs.sandbox.verdict import ending_text, exceeded_limit
 from libs.sandbox.workspace_interpreter import WorkspaceInterpreter, checked
@@ -66,14 +57,6 @@ class SandboxResult:
         return self.failure_reason is not None
 
 
-@dataclass(frozen=True)
-class _Ran:
-    outcome: ProcessOutcome
-    usage: CgroupUsage
-    cgroup: CommandCgroup
-    process_cap: int | None
-
-
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -92,44 +75,8 @@ def _system_folders() -> list[Path]:
     return [Path(name) for name in SYSTEM_FOLDERS if Path(name).is_dir() and not Path(name).is_symlink()]
 
 
-class _Slot:
-    """A fresh cgroup (where one can be made) and a held shell in it, being confined under the resource limits
-    while the caller prepares the command; ``run`` lets the command go as that shell."""
-
-    def __init__(self, cwd: Path, env: dict[str, str], policy: SandboxPolicy, identity: Identity | None) -> None:
-        self.limits = policy.limits
-        self.cgroup = create_command_cgroup(self.limits.max_processes, self.limits.memory_bytes)
-        uid = identity.uid if identity is not None else os.getuid()
-        self.process_cap = None
-        if not self.cgroup.enforces("pids") and process_limit_binds(uid):
-            self.process_cap = tasks_of_user(uid) + self.limits.max_processes
-        try:
-            self.held = hold(
-                cwd=cwd,
-                env=env,
-                pairs=resource_limits(self.limits, self.process_cap),
-                cgroup_procs=self.cgroup.join_descriptors(),
-                nice=self.limits.nice,
-            )
-        except BaseException:
-            self.cgroup.remove()
-            raise
-
-    def run(self, command: list[str]) -> _Ran:
-        cpu_used = self.cgroup.cpu_s if self.cgroup.enforces("cpu") else None
-        outcome = run_held(self.held, command, limits=self.limits, cpu_used=cpu_used)
-        return _Ran(outcome, self.cgroup.usage(), self.cgroup, self.process_cap)
-
-    def close(self) -> None:
-        try:
-            release(self.held)
-        finally:
-            self.cgroup.remove()
-
-
 @contextlib.contextmanager
-def _slot(cwd: Path, env: dict[str, str], policy: SandboxPolicy, identity: Identity | None) -> Iterator[_Slot]:
-    slot = _Slot(cwd, env, policy, identity)
+def _slot(slot: CommandSlot) -> Iterator[CommandSlot]:
     try:
         yield slot
     finally:
@@ -163,7 +110,7 @@ def _view(
 def _report(
     isolation: Isolation,
     policy: SandboxPolicy,
-    ran: _Ran,
+    ran: SlotRun,
     identity: Identity | None,
     **seen: object,
 ) -> SandboxReport:
@@ -239,9 +186,9 @@ def run_sandboxed(
     with _staging_folder() as folder:
         staging = Staging(folder, identity)
         home, tmpdir = staging.scratch()
-        # the held shell is moved into its cgroups while the command is checked, its view prepared and the tree
-        # hashed; a refusal kills it before it has run anything
-        with _slot(cwd, sandbox_environment(home, tmpdir, environment), policy, identity) as slot:
+        # the held shell was moved into its cgroups ahead (spare_slots), or is moved while the command is checked,
+        # its view prepared and the tree hashed; a refusal kills it before it has run anything
+        with _slot(take_slot(shape_of(policy.limits))) as slot:
             protected = protected or protected_paths(policy.hidden)
             secret = protected.secret_holding(cwd)
             if secret is not None:
@@ -250,7 +197,10 @@ def run_sandboxed(
             declared = declared_paths(argv[1:], protected, cwd=cwd, fixed=fixed)
             view = _view(cwd, declared, protected, staging, environment, (home, tmpdir))
             before = hash_tree(cwd)
-            ran = slot.run(bwrap_argv(str(isolation.program), view, identity, command))
+            env = sandbox_environment(home, tmpdir, environment)
+            ran = slot.run(
+                bwrap_argv(str(isolation.program), view, identity, command, env), policy.limits, identity.uid
+            )
         changes = compare_trees(before, hash_tree(cwd))
         collected: CollectedOutputs = staging.collect_outputs(declared.output_files, _mounted_targets(view))
         scratch_writes = staging.scratch_files()
@@ -283,9 +233,10 @@ def _run_unconfined(
     with _staging_folder() as folder:
         staging = Staging(folder, Identity(os.getuid(), os.getgid(), drop_from_root=False))
         home, tmpdir = staging.scratch()
-        with _slot(cwd, sandbox_environment(home, tmpdir, environment), policy, None) as slot:
+        env = sandbox_environment(home, tmpdir, environment)
+        with _slot(CommandSlot(shape_of(policy.limits), cwd, env)) as slot:
             before = hash_tree(cwd)
-            ran = slot.run(command)
+            ran = slot.run(command, policy.limits, os.getuid())
         changes = compare_trees(before, hash_tree(cwd))
         scratch_writes = staging.scratch_files()
     report = _report(isolation, policy, ran, None, workspace_changes=changes, scratch_writes=scratch_writes)

@@ -26,12 +26,13 @@ from pathlib import Path
 import pytest
 
 from libs.policy.sandbox import MIB, SandboxLimits, SandboxPolicy
-from libs.sandbox import run as run_module
+from libs.sandbox import command_slot, spare_slots
 from libs.sandbox.control_groups import PREFIX, CommandCgroup, find_hierarchies
 from libs.sandbox.copy import copy_workspace
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
 from libs.sandbox.process import session_group_nice
 from libs.sandbox.run import SandboxResult, run_sandboxed
+from libs.sandbox.spare_slots import close_spares
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut, run_command
 from tests.support.waiting import wait_until
 
@@ -109,9 +110,13 @@ def test_a_bubblewrap_that_fails_its_probe_refuses_like_a_missing_one(tmp_path: 
 
 
 @needs_bwrap
-def test_a_refused_command_leaves_no_process_and_no_cgroup(tmp_path: Path, marker: str) -> None:
+def test_a_refused_command_leaves_no_process_and_no_cgroup(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The held shell starts before the command is checked (it is confined while the view is prepared): a refusal
-    kills it before it has run anything, and its cgroup goes with it."""
+    kills it before it has run anything, and its cgroup goes with it. (No spare slots: they are cgroups too.)"""
+    monkeypatch.setattr(spare_slots, "SPARES", 0)
+    close_spares()
     copy = workspace(tmp_path, "open('ran', 'w')\n")
     cgroups_before = _command_cgroups()
     hidden = SandboxPolicy(limits=LIMITS, hidden=[str(copy)])  # the workspace itself is a protected secret
@@ -119,7 +124,7 @@ def test_a_refused_command_leaves_no_process_and_no_cgroup(tmp_path: Path, marke
         run(copy, marker, hidden)
     assert leftovers(marker) == []  # reaped before the refusal came out
     assert not (copy / "ran").exists()
-    assert _command_cgroups() == cgroups_before
+    assert sorted(_command_cgroups()) == sorted(cgroups_before)
 
 
 @needs_bwrap
@@ -134,12 +139,7 @@ def test_a_command_s_staging_folder_goes_once_it_is_done(
     result = run(copy, marker)
     assert result.returncode == 0, result.stderr
     assert result.report.scratch_writes == ("home/left",)
-    assert wait_until(lambda: not any(temporary.iterdir()), 30), list(temporary.iterdir())
-
-
-def _command_cgroups() -> set[Path]:
-    """This process's command cgroups, in every hierarchy it can see."""
-    return {path for path in Path("/sys/fs/cgroup").glob(f"*/**/{PREFIX}{os.getpid()}-*") if path.is_dir()}
+    assert wait_until(lambda: not list(temporary.glob("modelguard-run-*")), 30), list(temporary.iterdir())
 
 
 def test_isolation_none_in_the_policy_refuses_through_the_runner_unless_unconfined_is_allowed(tmp_path: Path) -> None:
@@ -373,12 +373,20 @@ def unused_uid() -> int:
     return next(uid for uid in range(61000, 65000) if uid not in taken | running)
 
 
+def no_cgroups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slots made from here on get no cgroup (as on a machine without one); none made before is taken, and none
+    made during the test outlives it."""
+    monkeypatch.setattr(spare_slots, "SPARES", 0)
+    close_spares()
+    monkeypatch.setattr(command_slot, "create_command_cgroup", lambda *_: CommandCgroup({}, {}, {"pids": "test"}))
+
+
 @needs_bwrap
 @pytest.mark.skipif(os.getuid() != 0, reason="ModelGuard as root is the case where RLIMIT_NPROC needs another uid")
 def test_without_a_cgroup_a_fork_storm_is_bounded_by_the_unprivileged_uids_process_limit(
     tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_module, "create_command_cgroup", lambda *_: CommandCgroup({}, {}, {"pids": "test"}))
+    no_cgroups(monkeypatch)
     uid = unused_uid()
     policy = SandboxPolicy(limits=LIMITS, run_as_uid=uid, run_as_gid=uid)
     result = run(workspace(tmp_path, FORKER), marker, policy)
@@ -396,7 +404,7 @@ def test_without_a_cgroup_a_fork_storm_is_bounded_by_the_unprivileged_uids_proce
 def test_unconfined_as_root_without_a_cgroup_the_report_says_processes_are_not_limited(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_module, "create_command_cgroup", lambda *_: CommandCgroup({}, {}, {"pids": "test"}))
+    no_cgroups(monkeypatch)
     result = run_sandboxed(["python", "-c", "pass"], tmp_path, UNCONFINED)
     if os.getuid() == 0:
         assert result.report.process_limit.startswith("not enforced (test; the kernel exempts uid 0")
@@ -429,11 +437,15 @@ def _command_cgroups() -> list[Path]:
     return [entry for folder in folders for entry in folder.glob(f"{PREFIX}{os.getpid()}-*")]
 
 
-def test_the_commands_cgroups_and_scratch_folder_are_gone_afterwards(tmp_path: Path, marker: str) -> None:
+def test_the_commands_cgroups_and_scratch_folder_are_gone_afterwards(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spare_slots, "SPARES", 0)  # no slot made ahead: every cgroup left would be the command's
+    close_spares()
     copy = workspace(tmp_path, "import os\nprint(os.environ['HOME'])\n")
     result = run(copy, marker)
     assert not result.failed, result.failure_reason
-    assert not Path(result.stdout.strip()).exists()
+    assert wait_until(lambda: not Path(result.stdout.strip()).exists(), 30)  # removed off the command's path
     assert _command_cgroups() == []
 
 

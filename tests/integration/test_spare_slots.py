@@ -1,0 +1,123 @@
+"""Command slots made ahead (libs/sandbox/spare_slots.py): a command runs as a shell that was held and moved into
+its cgroups before the command was known; a spare has run nothing, holds nothing of ModelGuard's, is never used
+once its shell is gone, and none outlives its process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from libs.policy.sandbox import MIB, SandboxLimits, SandboxPolicy
+from libs.sandbox import spare_slots
+from libs.sandbox.command_slot import CommandSlot, shape_of
+from libs.sandbox.control_groups import PREFIX
+from libs.sandbox.isolation import probe_isolation
+from libs.sandbox.process import HOLD
+from libs.sandbox.run import run_sandboxed
+from libs.sandbox.spare_slots import close_spares, take_slot
+from tests.support.waiting import wait_until
+
+LIMITS = SandboxLimits(cpu_s=10, memory_bytes=512 * MIB, wall_s=30, max_processes=64)
+POLICY = SandboxPolicy(limits=LIMITS)
+SHAPE = shape_of(LIMITS)
+pytestmark = pytest.mark.skipif(probe_isolation("auto").mechanism != "bwrap", reason="bubblewrap unavailable")
+SHOWS_ITSELF = "import os; print(os.getpid(), os.getppid(), sorted(os.environ))"
+
+
+@pytest.fixture(autouse=True)
+def no_spares_before_or_after() -> Iterator[None]:
+    close_spares()
+    yield
+    close_spares()
+
+
+def _spares() -> list[CommandSlot]:
+    with spare_slots._lock:
+        return list(spare_slots._spares.get(SHAPE, []))
+
+
+def _ready(count: int) -> bool:
+    return len(_spares()) >= count and not spare_slots._making.get(SHAPE, 0)
+
+
+def test_a_command_runs_as_a_shell_held_ahead_with_its_own_environment_only(tmp_path: Path) -> None:
+    run_sandboxed(["python", "-c", "pass"], tmp_path, POLICY)  # the first one makes the spares
+    assert wait_until(lambda: _ready(spare_slots.SPARES), 30), _spares()
+    spares = {slot.held.process.pid for slot in _spares()}
+    for pid in spares:  # a spare is the held shell, waiting, with nothing of ModelGuard's in its environment
+        assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3] == [part.encode() for part in HOLD]
+        assert Path(f"/proc/{pid}/environ").read_bytes() == b""
+
+    result = run_sandboxed(["python", "-c", SHOWS_ITSELF], tmp_path, POLICY)
+
+    assert result.returncode == 0, result.stderr
+    assert [pid for pid in spares if not _waiting(pid)] != []  # a spare's shell became the command, and is gone
+    # the command's environment is the sandbox's (bubblewrap's --clearenv and --setenv), not the held shell's
+    names = result.stdout.split("[", 1)[1]
+    assert "'HOME'" in names and "'TMPDIR'" in names and "'PATH'" in names
+    assert "MODELGUARD" not in names and "OLDPWD" not in names
+
+
+def _waiting(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(HOLD[0].encode())
+    except OSError:
+        return False
+
+
+def test_a_spare_whose_shell_is_gone_is_not_used(tmp_path: Path) -> None:
+    take_slot(SHAPE).close()
+    assert wait_until(lambda: _ready(spare_slots.SPARES), 30)
+    for slot in _spares():
+        os.kill(slot.held.process.pid, signal.SIGKILL)
+    assert wait_until(lambda: all(slot.held.process.poll() is not None for slot in _spares()), 10)
+
+    result = run_sandboxed(["python", "-c", "print('ran')"], tmp_path, POLICY)
+
+    assert (result.returncode, result.stdout) == (0, "ran\n"), result.stderr
+
+
+def test_no_spare_outlives_the_process_that_made_it(tmp_path: Path) -> None:
+    """At exit the spares are closed: no held shell of the process is left, nor any of its cgroups."""
+    folder, cwd = tmp_path / "temporary", tmp_path / "cwd"
+    folder.mkdir()
+    cwd.mkdir(mode=0o755)
+    program = textwrap.dedent(
+        f"""
+        import os, sys, time
+        from pathlib import Path
+        from libs.policy.sandbox import SandboxPolicy
+        from libs.sandbox import spare_slots
+        from libs.sandbox.run import run_sandboxed
+        run_sandboxed(["python", "-c", "pass"], Path({str(cwd)!r}), SandboxPolicy())
+        deadline = time.monotonic() + 30
+        while sum(map(len, spare_slots._spares.values())) < spare_slots.SPARES and time.monotonic() < deadline:
+            time.sleep(0.02)
+        print(os.getpid(), sum(map(len, spare_slots._spares.values())))
+        """
+    )
+    env = {**os.environ, "TMPDIR": str(folder)}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pid, made = (int(word) for word in done.stdout.split())
+    assert made == spare_slots.SPARES  # there were spares to close
+    assert wait_until(lambda: not list(folder.glob("modelguard-command-*")), 10), list(folder.iterdir())
+    assert not [path for path in Path("/sys/fs/cgroup").glob(f"*/**/{PREFIX}{pid}-*") if path.is_dir()]
+
+
+def test_a_forked_child_forgets_its_parents_spares(tmp_path: Path) -> None:
+    take_slot(SHAPE).close()
+    assert wait_until(lambda: _ready(1), 30)
+    child = os.fork()
+    if child == 0:  # the child's own view of the pool, and its exit, must leave the parent's spares alone
+        os._exit(0 if not spare_slots._spares else 3)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert all(slot.usable() for slot in _spares())
