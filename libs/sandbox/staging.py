@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libs.sandbox.confinement import Identity, Mount
+from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.protected_paths import inside
 
 READ = 4
@@ -109,6 +110,12 @@ class Staging:
         """``path`` itself when the command's uid can read it there, else a copy of it it can read."""
         if readable_by(path, self.identity):
             return Mount(path, path)
+        if inside(self.root, path):  # copying it would copy the copy: a tree copied into itself until names are
+            # too long, and as many copies of the workspace as fit in a path
+            raise CommandNotAllowed(
+                f"refused to copy {path} for the command: it holds the sandbox's own folder {self.root} (ModelGuard's "
+                "temporary folder, TMPDIR, lies inside it)"
+            )
         self._copies += 1
         holder = self._fresh(f"inputs/{self._copies}")
         copy = holder / (path.name or "root")

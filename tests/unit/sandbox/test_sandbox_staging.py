@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from libs.sandbox.confinement import Identity
+from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.staging import Staging, readable_by
 
 NOBODY = Identity(65534, 65534, drop_from_root=True)
@@ -49,6 +50,22 @@ def test_an_input_the_uid_cannot_read_is_copied_for_it_and_the_original_left_alo
     public.write_text("f")
     public.chmod(0o644)
     assert staging.readable(public).source == public
+
+
+@as_root
+def test_a_folder_that_holds_the_staging_folder_is_refused_not_copied_into_itself(tmp_path: Path) -> None:
+    """A working directory that holds ModelGuard's temporary folder: copied, the copy would land inside what is being
+    copied, over and over until names are too long."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(mode=0o700)  # the command's uid cannot read it: it would be copied
+    (workspace / "run.py").write_text("print(1)")
+    staging = Staging(workspace / "tmp" / "modelguard-run-x", NOBODY)
+    staging.root.mkdir(parents=True)
+    with pytest.raises(CommandNotAllowed, match="holds the sandbox's own folder"):
+        staging.readable(workspace)
+    assert list(staging.root.iterdir()) == []  # nothing was copied
+    elsewhere = Staging(tmp_path / "staging", NOBODY)
+    assert elsewhere.readable(workspace).source != workspace  # the same folder, staged elsewhere, is copied
 
 
 def test_outputs_come_back_without_links_and_without_replacing_unnamed_files(tmp_path: Path) -> None:
