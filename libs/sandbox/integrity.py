@@ -8,30 +8,44 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-BLOCK = 1 << 16
 
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes; a symbolic link is hashed by its target text, never followed."""
-    if path.is_symlink():
-        return hashlib.sha256(b"symlink:" + os.readlink(path).encode()).hexdigest()
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _link_sha256(target: str) -> str:
+    """A link by its target's bytes (a target that is not UTF-8 as the bytes it is)."""
+    return hashlib.sha256(b"symlink:" + os.fsencode(target)).hexdigest()
 
 
 def hash_tree(root: Path) -> dict[str, str]:
     """Map every file under ``root`` (POSIX path relative to it, sorted) to its sha256. Nothing is skipped:
-    byte-code or caches written by a command count as changes."""
-    root = Path(root)
+    byte-code or caches written by a command count as changes. A link is hashed by its target, never followed (a
+    link to a folder too); a folder that cannot be read is left out, as ``os.walk`` leaves it. One ``scandir`` a
+    folder and no ``Path`` an entry: the sandbox hashes the working tree before and after every command."""
     digests: dict[str, str] = {}
-    for directory, subdirs, files in os.walk(root):
-        for name in [*files, *(entry for entry in subdirs if (Path(directory) / entry).is_symlink())]:
-            path = Path(directory) / name
-            digests[path.relative_to(root).as_posix()] = file_sha256(path)
+    _hash_folder(os.fspath(root), "", digests)
     return dict(sorted(digests.items()))
+
+
+def _hash_folder(folder: str, prefix: str, digests: dict[str, str]) -> None:
+    try:
+        with os.scandir(folder) as scan:
+            entries = list(scan)
+    except OSError:
+        return
+    for entry in entries:
+        name = prefix + entry.name
+        if entry.is_symlink():
+            digests[name] = _link_sha256(os.readlink(entry.path))
+        elif _is_folder(entry):
+            _hash_folder(entry.path, name + "/", digests)
+        else:
+            with open(entry.path, "rb") as handle:
+                digests[name] = hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,18 @@ def test_every_file_is_hashed_caches_included(tmp_path: Path) -> None:
     assert digests["alias"] == hashlib.sha256(b"symlink:pkg").hexdigest()
 
 
+def test_a_link_whose_target_is_not_utf8_is_hashed_by_its_bytes(tmp_path: Path) -> None:
+    """A hostile snapshot's link: hashed by the bytes it names, not a crash of the sandbox."""
+    os.symlink(b"not-utf8-\xff", os.fsencode(tmp_path / "odd"))
+    os.symlink("folder", tmp_path / "to-folder")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "inside.txt").write_text("in")
+    digests = hash_tree(tmp_path)
+    assert digests["odd"] == hashlib.sha256(b"symlink:not-utf8-\xff").hexdigest()
+    assert digests["to-folder"] == hashlib.sha256(b"symlink:folder").hexdigest()  # a link to a folder: not followed
+    assert list(digests) == ["folder/inside.txt", "odd", "to-folder"]
+
+
 def test_created_modified_and_deleted_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("a")
     (tmp_path / "b.py").write_text("b")
