@@ -251,7 +251,8 @@ def release(held: Held) -> None:
     """A shell never let go is killed and reaped (it ran nothing); the command file goes in every case."""
     if not held.let_go:
         held.confining.join()
-        _kill_group(held.process)
+        if held.process.returncode is None:  # not reaped yet, so its group id is still its own to kill
+            _kill_group(held.process)
         held.process.communicate()
     with contextlib.suppress(FileNotFoundError):
         held.command_file.unlink()

@@ -18,6 +18,8 @@ from libs.sandbox.process import (
     WATCH_S,
     CommandNotAllowed,
     command_group_nice,
+    hold,
+    release,
     resolve_program,
     resource_limits,
     run_limited,
@@ -262,3 +264,17 @@ def test_a_program_that_is_not_there_or_not_executable_raises_as_before(tmp_path
         run_limited([str(tmp_path / "absent")], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60))
     with pytest.raises(PermissionError):
         run_limited([str(plain)], cwd=tmp_path, env=dict(os.environ), limits=SandboxLimits(wall_s=60))
+
+
+def test_a_held_shell_already_reaped_is_not_killed_by_its_old_group_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spare found dead was reaped when it was looked at: its process group id may belong to someone else now."""
+    held = hold(cwd=tmp_path, env={}, cgroup_procs=[])
+    held.process.kill()
+    held.process.wait()
+    killed: list[int] = []
+    monkeypatch.setattr(os, "killpg", lambda group, signal: killed.append(group))
+    release(held)
+    assert killed == []
+    assert not held.command_file.exists()
