@@ -28,6 +28,7 @@ from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import RunningStack, running_stack
 from tests.support.sample_events import evaluation
 from tests.support.self_reported_policy import install_self_reported_policy
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.broker]
 
@@ -98,12 +99,17 @@ def test_a_report_over_http_is_gated_logged_traced_and_answered(ingesting: tuple
     assert verdict["status"] == "passed" and verdict["events"] == ["EvaluationReported", "EvaluationPassed"]
     assert verdict["gate"]["metric"] == metric and verdict["gate"]["regressed"] is False
 
-    spans = [json.loads(line) for line in (stack.settings.home / "traces.jsonl").read_text().splitlines()]
+    def spans() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in (stack.settings.home / "traces.jsonl").read_text().splitlines()]
+
+    def joined() -> set[str]:
+        return {s["service"] for s in spans() if s["trace_id"] == incident_trace_id(incident)}
+
     # this report's request span: the module's other tests post evaluations of their own to the same detector
-    requests = [s for s in spans if s["name"] == "POST /evaluations" and s["trace_id"] == incident_trace_id(incident)]
+    requests = [s for s in spans() if s["name"] == "POST /evaluations" and s["trace_id"] == incident_trace_id(incident)]
     assert len(requests) == 1, "the report's request span is in the incident's trace"
-    joined = {s["service"] for s in spans if s["trace_id"] == incident_trace_id(incident)}
-    assert joined == {"modelguard-detector", "modelguard-ledger"}
+    # the ledger's span is written when its handling ends, an instant after the verdict can read the events it stored
+    assert wait_until(lambda: joined() == {"modelguard-detector", "modelguard-ledger"}, 30), joined()
 
 
 def _two_commit_repository(root: Path) -> Path:

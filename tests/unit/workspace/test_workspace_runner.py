@@ -8,6 +8,7 @@ import pytest
 
 from libs.sandbox.environment import PINNED
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut, run_command
+from tests.support.waiting import wait_until
 
 PRINT_ENV = "import json, os; print(json.dumps(dict(os.environ)))"
 
@@ -56,7 +57,8 @@ def test_environment_is_scrubbed_and_pinned(tmp_path: Path) -> None:
     assert env["PYTHONHASHSEED"] == "0"
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
-    assert not Path(env["HOME"]).exists(), "the temporary HOME is removed after the command"
+    # removed off the command's path (libs/sandbox/folder_removal.py), soon after it
+    assert wait_until(lambda: not Path(env["HOME"]).exists(), 30), "the temporary HOME is removed after the command"
     assert Path(env["HOME"]) != Path.home()
 
 
