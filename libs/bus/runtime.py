@@ -66,6 +66,7 @@ from libs.events.factory import next_event
 from libs.observability.log_context import set_log_context
 from libs.observability.logging_setup import FASTSTREAM_LOGGER, configure_logging
 from libs.policy.central import CentralPolicyError
+from libs.sandbox.spare_slots import keep_spares
 from libs.settings import Settings, SettingsError, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey
 from libs.state.open_state import state_database
@@ -899,6 +900,7 @@ def serve(
     except (SettingsError, CentralPolicyError) as exc:  # a policy section its parts read as they are built
         print(f"{name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    keep_spares()  # a service runs commands for as long as it lives: their slots are made ahead (none until one runs)
     run_service(definition, settings, key, registry, extend)
 
 

@@ -75,14 +75,6 @@ def _system_folders() -> list[Path]:
     return [Path(name) for name in SYSTEM_FOLDERS if Path(name).is_dir() and not Path(name).is_symlink()]
 
 
-@contextlib.contextmanager
-def _slot(slot: CommandSlot) -> Iterator[CommandSlot]:
-    try:
-        yield slot
-    finally:
-        slot.close()
-
-
 def _view(
     cwd: Path,
     declared: DeclaredPaths,
@@ -188,7 +180,7 @@ def run_sandboxed(
         home, tmpdir = staging.scratch()
         # the held shell was moved into its cgroups ahead (spare_slots), or is moved while the command is checked,
         # its view prepared and the tree hashed; a refusal kills it before it has run anything
-        with _slot(take_slot(shape_of(policy.limits))) as slot:
+        with contextlib.closing(take_slot(shape_of(policy.limits))) as slot:
             protected = protected or protected_paths(policy.hidden)
             secret = protected.secret_holding(cwd)
             if secret is not None:
@@ -234,7 +226,7 @@ def _run_unconfined(
         staging = Staging(folder, Identity(os.getuid(), os.getgid(), drop_from_root=False))
         home, tmpdir = staging.scratch()
         env = sandbox_environment(home, tmpdir, environment)
-        with _slot(CommandSlot(shape_of(policy.limits), cwd, env)) as slot:
+        with contextlib.closing(CommandSlot(shape_of(policy.limits), cwd, env)) as slot:
             before = hash_tree(cwd)
             ran = slot.run(command, policy.limits, os.getuid())
         changes = compare_trees(before, hash_tree(cwd))

@@ -1,16 +1,18 @@
 """Command slots made ahead, so that moving a held shell into its cgroups is off the command's path.
 
-Moving a process between cgroups waits for an RCU grace period: 5-25 ms a command measured here (cgroup v1), the
-largest part of what the sandbox added around a command. A slot (``command_slot.py``: a fresh cgroup, a held shell
-moving into it) needs nothing of the command: its shell starts in ``/`` with an empty environment, and bubblewrap
-gets the command's working directory and environment in its arguments (``--chdir``, ``--clearenv``, ``--setenv``).
-So each process keeps up to ``SPARES`` slots per shape made ahead; taking one starts making its successor on a
-thread of its own. A spare whose shell is gone, or that could not be moved, is closed and a slot made on the spot,
-as when there is none: a spare is never anything but a held shell that has run nothing.
+Moving a process between cgroups waits for an RCU grace period: 5-25 ms a command measured here (cgroup v1), the largest
+part of what the sandbox added around a command. A slot (``command_slot.py``: a fresh cgroup, a held shell moving into
+it) needs nothing of the command: its shell starts in ``/`` with an empty environment, and bubblewrap gets the command's
+working directory and environment in its arguments (``--chdir``, ``--clearenv``, ``--setenv``). So a long-lived process
+(a service, the workspace runner: ``keep_spares`` at its start) keeps up to ``SPARES`` slots per shape made ahead;
+taking one starts making its successor on a thread of its own. A one-shot process (the CLI's ``investigate``, an audit's
+``rerun``) keeps none: it would make two shells and two cgroups only to close them at exit. A spare whose shell is gone,
+or that could not be moved, is closed and a slot made on the spot, as when there is none: a spare is never anything but
+a held shell that has run nothing.
 
-At exit the spares are closed (their shells killed, their cgroups removed); a process killed before that leaves
-shells that exit when their stdin closes and cgroups that the next ModelGuard process removes (``remove_stale``). A
-child forked from this process forgets the spares: they are its parent's.
+At exit the spares are closed (their shells killed, their cgroups removed); a process killed before that leaves shells
+that exit when their stdin closes and cgroups that the next ModelGuard process removes (``remove_stale``). A child
+forked from this process forgets the spares: they are its parent's.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from pathlib import Path
 
 from libs.sandbox.command_slot import CommandSlot, SlotShape
 
-SPARES = 2
-"""Slots kept ahead per shape: the services run up to two commands of an incident at once."""
+SERVICE_SPARES = 2
+"""Slots a service keeps ahead per shape: the services run up to two commands of an incident at once."""
+SPARES = 0
+"""Slots this process keeps ahead per shape: none until ``keep_spares``."""
 _WHERE = Path("/")
 
 CLOSE_WAIT_S = 30.0
@@ -33,6 +37,12 @@ CLOSE_WAIT_S = 30.0
 _lock = threading.Condition()
 _spares: dict[SlotShape, list[CommandSlot]] = {}
 _making: dict[SlotShape, int] = {}
+
+
+def keep_spares(count: int = SERVICE_SPARES) -> None:
+    """Keep ``count`` slots per shape made ahead from the next command on: for a process that runs many commands."""
+    global SPARES
+    SPARES = count
 
 
 def take_slot(shape: SlotShape) -> CommandSlot:

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from libs.bus.health import HealthState, start_health_server
+from libs.sandbox.spare_slots import keep_spares
 from libs.settings import SettingsError, load_runner_settings
 from services.runner.readiness import describe, sandbox_readiness
 from services.runner.server import RunnerServer, RunnerState
@@ -33,6 +34,7 @@ def main() -> None:
         not_ready=sandbox_readiness(),
     )
     server = RunnerServer((settings.host, settings.port), state)
+    keep_spares()  # it runs commands for as long as it lives: their slots are made ahead
     health.ready = state.not_ready is None
     probes = start_health_server(health, settings.health)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())

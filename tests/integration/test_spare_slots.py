@@ -32,8 +32,9 @@ SHOWS_ITSELF = "import os; print(os.getpid(), os.getppid(), sorted(os.environ))"
 
 
 @pytest.fixture(autouse=True)
-def no_spares_before_or_after() -> Iterator[None]:
+def spares_kept_as_a_service_keeps_them(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     close_spares()
+    monkeypatch.setattr(spare_slots, "SPARES", spare_slots.SERVICE_SPARES)
     yield
     close_spares()
 
@@ -58,7 +59,11 @@ def test_a_command_runs_as_a_shell_held_ahead_with_its_own_environment_only(tmp_
     result = run_sandboxed(["python", "-c", SHOWS_ITSELF], tmp_path, POLICY)
 
     assert result.returncode == 0, result.stderr
-    assert [pid for pid in spares if not _waiting(pid)] != []  # a spare's shell became the command, and is gone
+    assert len([pid for pid in spares if not _waiting(pid)]) == 1  # one spare's shell became the command, and is gone
+    # and taking it started its successor: the pool is full again, with one shell that was not there before
+    assert wait_until(lambda: _ready(spare_slots.SPARES), 30), _spares()
+    now = {slot.held.process.pid for slot in _spares()}
+    assert len(now) == spare_slots.SPARES and len(now - spares) == 1
     # the command's environment is the sandbox's (bubblewrap's --clearenv and --setenv), not the held shell's
     names = result.stdout.split("[", 1)[1]
     assert "'HOME'" in names and "'TMPDIR'" in names and "'PATH'" in names
@@ -96,6 +101,7 @@ def test_no_spare_outlives_the_process_that_made_it(tmp_path: Path) -> None:
         from libs.policy.sandbox import SandboxPolicy
         from libs.sandbox import spare_slots
         from libs.sandbox.run import run_sandboxed
+        spare_slots.keep_spares()
         run_sandboxed(["python", "-c", "pass"], Path({str(cwd)!r}), SandboxPolicy())
         deadline = time.monotonic() + 30
         while sum(map(len, spare_slots._spares.values())) < spare_slots.SPARES and time.monotonic() < deadline:
@@ -107,7 +113,7 @@ def test_no_spare_outlives_the_process_that_made_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     pid, made = (int(word) for word in done.stdout.split())
-    assert made == spare_slots.SPARES  # there were spares to close
+    assert made == spare_slots.SERVICE_SPARES  # there were spares to close
     assert wait_until(lambda: not list(folder.glob("modelguard-command-*")), 10), list(folder.iterdir())
     assert not [path for path in Path("/sys/fs/cgroup").glob(f"*/**/{PREFIX}{pid}-*") if path.is_dir()]
 
@@ -121,3 +127,26 @@ def test_a_forked_child_forgets_its_parents_spares(tmp_path: Path) -> None:
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert all(slot.usable() for slot in _spares())
+
+
+def test_a_one_shot_process_makes_no_spares(tmp_path: Path) -> None:
+    """A process that did not ask to keep spares (the CLI) runs its command in a slot made for it, and nothing else."""
+    folder, cwd = tmp_path / "temporary", tmp_path / "cwd"
+    folder.mkdir()
+    cwd.mkdir(mode=0o755)
+    program = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from libs.policy.sandbox import SandboxPolicy
+        from libs.sandbox import spare_slots
+        from libs.sandbox.run import run_sandboxed
+        result = run_sandboxed(["python", "-c", "print('ran')"], Path({str(cwd)!r}), SandboxPolicy())
+        time.sleep(0.5)  # a spare being made would be counted here, or be in the pool by now
+        print(result.stdout.strip(), sum(map(len, spare_slots._spares.values())), sum(spare_slots._making.values()))
+        """
+    )
+    env = {**os.environ, "TMPDIR": str(folder)}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ran", "0", "0"]
