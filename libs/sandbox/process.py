@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from libs.policy.sandbox import SandboxLimits
+from libs.sandbox.command_start import command_started
 
 LimitName = Literal["wall_time", "cpu_time", "memory", "output", "file_size", "processes"]
 ALLOWED_PROGRAMS: Mapping[str, str] = {"python": sys.executable}
@@ -423,6 +424,7 @@ def run_held(
     let_go(held, command, pairs=pairs, nice=limits.nice)
     process = held.process
     let_go_at, started = time.time(), time.monotonic()
+    command_started()
     deadline = started + limits.wall_s
     try:
         stdout, stderr, killed_for = _pump(process, limits, deadline, cpu_used)

@@ -34,6 +34,7 @@ import pytest
 import yaml
 
 from libs.policy.sandbox import GIB, MIB, SandboxLimits
+from libs.sandbox.command_start import telling
 from libs.sandbox.isolation import probe_isolation
 from libs.sandbox.remote.protocol import answer_limit
 from libs.workspace.commands import predict
@@ -194,8 +195,11 @@ def test_outputs_land_in_the_callers_folder_and_the_revision_is_unchanged(
     (revision / "write.py").write_text(WRITE)
     _use(monkeypatch, runner_url)
     target = outputs / "predictions.csv"
-    result = run_command(["python", "write.py", "--output", str(target)], cwd=revision, timeout_s=60)
+    begun: list[str] = []
+    with telling(lambda: begun.append("handed over")):  # the caller hears once its request is the runner's
+        result = run_command(["python", "write.py", "--output", str(target)], cwd=revision, timeout_s=60)
     assert result.succeeded, result.stderr
+    assert begun == ["handed over"]
     assert target.read_text() == "row_id,prediction\n1,0\n"
     assert result.stdout == f"wrote {target}\n", "the runner's own folder never shows in what the caller reads"
     assert result.sandbox is not None and result.sandbox.outputs_written == (str(target),)

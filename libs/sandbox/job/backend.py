@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from libs.policy.sandbox import SandboxPolicy
+from libs.sandbox.command_start import command_started
 from libs.sandbox.confinement import SYSTEM_FOLDERS
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.job import pod
@@ -219,6 +220,7 @@ def run_in_job(
             start_timeout_s=settings.start_timeout_s,
             answer_margin_s=settings.answer_margin_s,
         )
+        command_started()  # what is left of it is the Job's work, and the wait for it
         try:
             created = api.create_job(plan.namespace, job_manifest(plan))
         except KubeApiError as error:

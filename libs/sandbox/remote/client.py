@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from libs.policy.sandbox import SandboxPolicy
+from libs.sandbox.command_start import command_started
 from libs.sandbox.integrity import TreeChanges, compare_trees, hash_tree
 from libs.sandbox.isolation import SandboxUnavailable
 from libs.sandbox.process import CommandNotAllowed, resolve_program
@@ -240,6 +241,7 @@ def run_remote(argv: Sequence[str], cwd: Path, policy: SandboxPolicy, runner: Ru
     with tempfile.TemporaryDirectory(prefix="modelguard-remote-") as folder:
         work = Path(folder)
         request = write_request(shipment, policy, protected, work)
+        command_started()  # what is left of it is the runner's work
         _exchange(runner, request.parcel, policy, work / "answer.tar")
         accepted = accept_answer(work / "answer.tar", shipment, policy, work / "answer")
     changes = compare_trees(before, hash_tree(cwd))

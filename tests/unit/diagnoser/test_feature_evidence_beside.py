@@ -1,9 +1,11 @@
 """The feature runs beside the diagnoser's own work: at once (up to the trial runner's `parallel`) or one after
-another, the same runs in the same order, each in the caller's context."""
+another, the same runs in the same order, each in the caller's context; at once, the own work starts once the first
+runs' commands have begun (or those runs ended without one), not while they are being prepared."""
 
 from __future__ import annotations
 
 import threading
+import time
 from contextvars import ContextVar
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +15,7 @@ import pytest
 
 import services.diagnoser.feature_evidence as feature_evidence
 from libs.policy.diagnosis import central_diagnosis_policy
+from libs.sandbox.command_start import command_started
 from services.diagnoser.feature_runs import FeatureMatrix
 
 INCIDENT: ContextVar[str] = ContextVar("incident", default="none")
@@ -44,6 +47,7 @@ class Recorder:
             self.most = max(self.most, self.running)
             self.runs.append((revision, name, INCIDENT.get()))
             self.order.append(f"run {revision} {name}")
+        command_started()  # as the sandbox says once the run's command is let go
         self._meet()
         assert scratch.is_dir() and tree.name == revision and data.parent.name == name
         with self.lock:
@@ -136,3 +140,60 @@ def test_with_two_the_recomputation_does_not_wait_for_the_approval_windows_run(
     assert _run(monkeypatch, recorder, parallel=2) == "data evidence"
     assert recorder.order.index("recomputation") < recorder.order.index("drift")
     assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
+
+
+class SlowToPrepare(Recorder):
+    """Each run's command takes a while to be prepared before it begins, as a sandboxed command's does."""
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        time.sleep(0.2)
+        with self.lock:
+            self.order.append(f"prepared {revision} {name}")
+        return super().run_features(revision, tree, data, name, workspace, scratch)
+
+
+def test_with_two_the_own_work_starts_once_the_first_runs_commands_have_begun(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recorder = SlowToPrepare()
+    assert _run(monkeypatch, recorder, parallel=2) == "data evidence"
+    meanwhile = recorder.order.index("meanwhile")
+    assert {f"run {r} {n}" for r, n in EXPECTED_RUNS[:2]} <= set(recorder.order[:meanwhile]), recorder.order
+
+
+class NoCommand(Recorder):
+    """Runs that end without a command begun: a result from the cache, a refusal."""
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        with self.lock:
+            self.order.append(f"run {revision} {name}")
+        return FeatureMatrix(revision, name, None, "no command")
+
+
+def test_runs_that_end_without_a_command_do_not_hold_the_own_work_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feature_evidence, "BEGIN_WAIT_S", 60.0)
+    started = time.monotonic()
+    assert _run(monkeypatch, NoCommand(), parallel=2) == "data evidence"
+    assert time.monotonic() - started < 30  # it did not wait for a command that never came
+
+
+class NeverBegins(Recorder):
+    """A run whose command is still being prepared (a workspace environment being built) when the own work starts:
+    the run waits for the own work, which must not wait for it beyond ``BEGIN_WAIT_S``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.own_work_done = threading.Event()
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        assert self.own_work_done.wait(timeout=30), "the own work waited for a command that had not begun"
+        return FeatureMatrix(revision, name, None, "late")
+
+    def meanwhile(self) -> str:
+        self.own_work_done.set()
+        return "data evidence"
+
+
+def test_the_own_work_waits_for_a_command_to_begin_no_longer_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feature_evidence, "BEGIN_WAIT_S", 0.2)
+    assert _run(monkeypatch, NeverBegins(), parallel=2) == "data evidence"
