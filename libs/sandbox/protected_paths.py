@@ -12,6 +12,14 @@ Two kinds:
 
 The sandbox shows only an allow-list of the file system (docs/sandbox.md); these paths are hidden again
 wherever they fall inside what it shows.
+
+Finding them resolves every path's links: some 400 system calls a command, each of which lets another thread take the
+interpreter's lock, so beside the services' own work it took 3 ms and more a command. This process's own set is kept
+for as long as what it is made from holds: its environment (the settings and the variables it reads), its working
+directory, the policy's ``hidden``, and each home's inode and modification time (a dot-entry added, removed or renamed
+changes its home's). A link among these paths re-pointed while the process runs is followed once one of those
+changes; the view shows an allow-list in the first place, and nothing a workspace command can write reaches these
+paths.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,11 +142,17 @@ def environment_paths(environment: Mapping[str, str]) -> tuple[list[Path], list[
 def _absolute(paths: Iterable[Path]) -> tuple[Path, ...]:
     """Each path made absolute and its links resolved, the spelling given kept as well (a mount hides the
     name the command would use; the resolved one is where the bytes are)."""
-    found: list[Path] = []
+    found: dict[str, None] = {}
     for path in paths:
-        absolute = Path(os.path.abspath(path))
-        found += [absolute, Path(os.path.realpath(absolute))]
-    return tuple(dict.fromkeys(path for path in found if path != Path("/")))
+        absolute = os.path.abspath(path)
+        found[absolute] = found[os.path.realpath(absolute)] = None
+    return tuple(Path(path) for path in found if path != "/")
+
+
+KEPT = 8
+"""Sets kept at most (one per distinct environment, policy and homes seen): a process sees one or two."""
+_kept: dict[Hashable, ProtectedPaths] = {}
+_kept_lock = threading.Lock()
 
 
 def protected_paths(
@@ -147,7 +162,39 @@ def protected_paths(
     environment: Mapping[str, str] | None = None,
 ) -> ProtectedPaths:
     """Everything the sandbox hides for this ModelGuard process, from its settings, its environment, the
-    system's credential files and the central policy's ``sandbox.hidden``."""
+    system's credential files and the central policy's ``sandbox.hidden``. This process's own (no ``settings``
+    nor ``environment`` given) is kept while what it is made from holds (the module's docstring)."""
+    if settings is not None or environment is not None:
+        return _found(policy_hidden, settings, environment)
+    key = (tuple(policy_hidden), os.getcwd(), tuple(sorted(os.environ.items())), _homes_state())
+    with _kept_lock:
+        kept = _kept.get(key)
+    if kept is not None:
+        return kept
+    found = _found(policy_hidden, None, None)
+    with _kept_lock:
+        if len(_kept) >= KEPT:
+            _kept.clear()
+        _kept[key] = found
+    return found
+
+
+def _homes_state() -> tuple[tuple[str, int, int] | str, ...]:
+    """Each home's inode and modification time (its name alone when it cannot be read)."""
+    state: list[tuple[str, int, int] | str] = []
+    for home in homes():
+        try:
+            found = os.stat(home)
+        except OSError:
+            state.append(str(home))
+        else:
+            state.append((str(home), found.st_ino, found.st_mtime_ns))
+    return tuple(state)
+
+
+def _found(
+    policy_hidden: Sequence[str], settings: Settings | None, environment: Mapping[str, str] | None
+) -> ProtectedPaths:
     settings = settings or load_settings()
     from_environment, folders = environment_paths(os.environ if environment is None else environment)
     user_secrets = [entry for home in homes() for entry in dot_entries(home)]

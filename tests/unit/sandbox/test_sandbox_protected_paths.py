@@ -54,3 +54,39 @@ def test_dot_entries_of_the_users_home_are_secrets(settings_home: Path) -> None:
     protected = protected_paths(settings=load_settings(), environment={})
     dot_entries = [entry for entry in Path.home().iterdir() if entry.name.startswith(".")]
     assert all(entry in protected.secrets for entry in dot_entries)
+
+
+# this process's own set, kept while what it is made from holds
+
+
+def test_this_processs_own_set_is_kept_while_nothing_it_is_made_from_changed(settings_home: Path) -> None:
+    first = protected_paths(["/srv/vault"])
+    assert protected_paths(["/srv/vault"]) is first
+    assert protected_paths(["/srv/other"]) is not first  # another policy: found again
+    assert Path("/srv/other") in protected_paths(["/srv/other"]).secrets
+
+
+def test_a_setting_changed_is_seen_at_the_next_command(settings_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = protected_paths()
+    monkeypatch.setenv("MODELGUARD_KEYS_DIR", "/srv/moved-keys")
+    after = protected_paths()
+    assert Path("/srv/moved-keys") in after.secrets and Path("/srv/moved-keys") not in before.secrets
+
+
+def test_a_dot_entry_made_in_a_home_is_hidden_at_the_next_command(
+    tmp_path: Path, settings_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "user"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert protected_paths() is protected_paths()  # kept
+    (home / ".aws").mkdir()  # the home's modification time moves: the set is found again
+    assert home / ".aws" in protected_paths().secrets
+    (home / ".aws").rename(home / ".aws-old")
+    found = protected_paths().secrets
+    assert home / ".aws-old" in found and home / ".aws" not in found
+
+
+def test_a_home_that_cannot_be_read_is_still_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "gone"))
+    assert tmp_path / "gone" in protected_paths().private
