@@ -12,21 +12,27 @@ and nobody else.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextvars import ContextVar
 from typing import TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 _listener: ContextVar[Callable[[], None] | None] = ContextVar("modelguard_command_start", default=None)
 
 
 def command_started() -> None:
-    """Called by the sandbox once a command's own work has begun."""
+    """Called by the sandbox once a command's own work has begun. A listener that fails is logged and does not touch
+    the command: it is called between letting the process go and watching it."""
     listener = _listener.get()
     if listener is not None:
-        listener()
+        try:
+            listener()
+        except Exception:
+            log.exception("a listener for a command's start failed; the command goes on")
 
 
 @contextlib.contextmanager

@@ -48,3 +48,13 @@ def test_a_refused_command_says_nothing(tmp_path: Path) -> None:
     with telling(lambda: heard.append(time.time())), pytest.raises(Exception, match="null"):
         run_sandboxed(["python", "-c", "pass\0"], tmp_path, POLICY)
     assert heard == []
+
+
+def test_a_listener_that_fails_does_not_touch_the_command(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    def failing() -> None:
+        raise RuntimeError("the listener's own bug")
+
+    with telling(failing):
+        result = run_sandboxed(["python", "-c", "print('ran')"], tmp_path, POLICY)
+    assert (result.returncode, result.stdout) == (0, "ran\n"), result.stderr
+    assert "a listener for a command's start failed" in caplog.text
