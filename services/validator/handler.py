@@ -2,8 +2,8 @@
 patch identity, patch applies, compile, the tests that import the changed module, the whole suite, the
 evaluation re-run, the data check, the gate against the baseline; then integrity (the commands changed
 nothing in the copy) and the source workspace unchanged. The first step that fails stops the ones after it
-(reported ``skipped``), and the report names it with its reason. The tests and the evaluation may run at once
-(``ValidationRequest.parallel``, :mod:`services.validator.step_lanes`); the report is the same."""
+(reported ``skipped``), and the report names it with its reason. The tests, the evaluation and the data check may run
+at once (``ValidationRequest.parallel``, :mod:`services.validator.step_lanes`); the report is the same."""
 
 from __future__ import annotations
 

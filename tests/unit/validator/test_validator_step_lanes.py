@@ -123,3 +123,30 @@ def test_the_lanes_run_in_the_callers_context() -> None:
     finally:
         TRACE.reset(token)
     assert seen == dict.fromkeys(ORDER, "incident-7")
+
+
+def test_the_data_check_runs_in_whichever_lane_comes_free_first() -> None:
+    """The evaluation ends only once the data check has run: with two at once, the check must run while the evaluation
+    still goes, after the tests (it waits for nothing but ``compiles``), not after the evaluation."""
+    checked = threading.Event()
+    running: list[str] = []
+    most = 0
+    lock = threading.Lock()
+
+    def wait(name: str) -> None:
+        nonlocal most
+        with lock:
+            running.append(name)
+            most = max(most, len(running))
+        if name == "evaluation":
+            assert checked.wait(timeout=30), "the data check waited for the evaluation"
+        if name == "invalid_values":
+            checked.set()
+        with lock:
+            running.remove(name)
+
+    ran: list[str] = []
+    checks: list[CheckResult] = []
+    run_steps(_steps(None, ran, wait), checks, parallel=2)
+    assert [c.name for c in checks] == list(ORDER) and all(c.passed for c in checks)
+    assert most == 2  # never more steps at once than allowed
