@@ -91,26 +91,15 @@ def test_a_spare_whose_shell_is_gone_is_not_used(tmp_path: Path) -> None:
 
 def test_no_spare_outlives_the_process_that_made_it(tmp_path: Path) -> None:
     """At exit the spares are closed: no held shell of the process is left, nor any of its cgroups."""
-    folder, cwd = tmp_path / "temporary", tmp_path / "cwd"
-    folder.mkdir()
-    cwd.mkdir(mode=0o755)
-    program = textwrap.dedent(
-        f"""
-        import os, sys, time
-        from pathlib import Path
-        from libs.policy.sandbox import SandboxPolicy
-        from libs.sandbox import spare_slots
-        from libs.sandbox.run import run_sandboxed
+    body = """
         spare_slots.keep_spares()
-        run_sandboxed(["python", "-c", "pass"], Path({str(cwd)!r}), SandboxPolicy())
+        run_sandboxed(["python", "-c", "pass"], CWD, SandboxPolicy())
         deadline = time.monotonic() + 30
         while sum(map(len, spare_slots._spares.values())) < spare_slots.SPARES and time.monotonic() < deadline:
             time.sleep(0.02)
         print(os.getpid(), sum(map(len, spare_slots._spares.values())))
         """
-    )
-    env = {**os.environ, "TMPDIR": str(folder)}
-    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    done, folder, _ = _in_a_process(tmp_path, body)
     assert done.returncode == 0, done.stderr
     pid, made = (int(word) for word in done.stdout.split())
     assert made == spare_slots.SERVICE_SPARES  # there were spares to close
@@ -131,22 +120,32 @@ def test_a_forked_child_forgets_its_parents_spares(tmp_path: Path) -> None:
 
 def test_a_one_shot_process_makes_no_spares(tmp_path: Path) -> None:
     """A process that did not ask to keep spares (the CLI) runs its command in a slot made for it, and nothing else."""
-    folder, cwd = tmp_path / "temporary", tmp_path / "cwd"
-    folder.mkdir()
-    cwd.mkdir(mode=0o755)
-    program = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        from libs.policy.sandbox import SandboxPolicy
-        from libs.sandbox import spare_slots
-        from libs.sandbox.run import run_sandboxed
-        result = run_sandboxed(["python", "-c", "print('ran')"], Path({str(cwd)!r}), SandboxPolicy())
+    body = """
+        result = run_sandboxed(["python", "-c", "print('ran')"], CWD, SandboxPolicy())
         time.sleep(0.5)  # a spare being made would be counted here, or be in the pool by now
         print(result.stdout.strip(), sum(map(len, spare_slots._spares.values())), sum(spare_slots._making.values()))
         """
-    )
-    env = {**os.environ, "TMPDIR": str(folder)}
-    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    done, _, _ = _in_a_process(tmp_path, body)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ran", "0", "0"]
+
+
+PROCESS_HEAD = """
+import os, sys, time
+from pathlib import Path
+from libs.policy.sandbox import SandboxPolicy
+from libs.sandbox import spare_slots
+from libs.sandbox.run import run_sandboxed
+"""
+
+
+def _in_a_process(tmp_path: Path, body: str) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    """``body`` run by a fresh interpreter (after ``PROCESS_HEAD``; ``CWD`` names a folder to run commands in), its
+    temporary folder one of its own: the run, that folder and ``CWD``."""
+    folder, cwd = tmp_path / "temporary", tmp_path / "cwd"
+    folder.mkdir()
+    cwd.mkdir(mode=0o755)
+    program = PROCESS_HEAD + f"CWD = Path({str(cwd)!r})\n" + textwrap.dedent(body)
+    env = {**os.environ, "TMPDIR": str(folder)}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    return done, folder, cwd
