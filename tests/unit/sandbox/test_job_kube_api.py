@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from libs.policy.sandbox import SandboxLimits, SandboxPolicy
+from libs.sandbox.command_start import telling
 from libs.sandbox.job import pod
 from libs.sandbox.job.backend import run_in_job
 from libs.sandbox.job.kube_api import HttpxJobApi, KubeApiError
@@ -147,3 +148,25 @@ def test_an_api_that_refuses_is_a_runner_unavailable(tmp_path: Path) -> None:
     api = _api(FakeKubeApi(TOKEN, allowed_namespace="elsewhere"), tmp_path)
     with pytest.raises(RunnerUnavailable, match="refused to run workspace code: the Kubernetes API refused"):
         run_in_job(["python", "model.py"], _revision(tmp_path), POLICY, IMAGE, SETTINGS, api)
+
+
+def test_the_caller_hears_the_command_begin_as_its_job_is_asked_for(tmp_path: Path) -> None:
+    """What is left of the command is the Job's work: the caller is told just before the Job is created."""
+    fake = FakeKubeApi(TOKEN)
+    posts_when_heard: list[int] = []
+
+    def heard() -> None:
+        posts_when_heard.append(sum(method == "POST" for method, _ in fake.requests))
+
+    api = _api(fake, tmp_path)
+    original = api.create_job
+
+    def loosened(namespace: str, manifest: dict[str, Any]) -> Any:  # refused once created: the run ends there
+        manifest["spec"]["template"]["spec"]["hostNetwork"] = True
+        return original(namespace, manifest)
+
+    api.create_job = loosened  # type: ignore[method-assign]
+    with telling(heard), pytest.raises(RunnerUnavailable, match="the namespace refuses its pods"):
+        run_in_job(["python", "model.py"], _revision(tmp_path), POLICY, IMAGE, SETTINGS, api)
+    assert posts_when_heard == [0]  # told once, before the Job was asked for
+    assert sum(method == "POST" for method, _ in fake.requests) == 1
