@@ -14,12 +14,12 @@ The sandbox shows only an allow-list of the file system (docs/sandbox.md); these
 wherever they fall inside what it shows.
 
 Finding them resolves every path's links: some 400 system calls a command, each of which lets another thread take the
-interpreter's lock, so beside the services' own work it took 3 ms and more a command. This process's own set is kept
-for as long as what it is made from holds: its environment (the settings and the variables it reads), its working
-directory, the policy's ``hidden``, and each home's inode and modification time (a dot-entry added, removed or renamed
-changes its home's). A link among these paths re-pointed while the process runs is followed once one of those
-changes; the view shows an allow-list in the first place, and nothing a workspace command can write reaches these
-paths.
+interpreter's lock, so beside the services' own work it took 3 ms and more a command. This process's own set is kept for
+as long as what it is made from holds: its environment (the settings and the variables it reads), its working directory,
+the policy's ``hidden``, the homes and their dot-entries (listed for each command: a few system calls, and exact, where
+a folder's modification time can miss an entry made within the same clock tick). A link among these paths re-pointed
+while the process runs is followed once one of those changes; the view shows an allow-list in the first place, and
+nothing a workspace command can write reaches these paths.
 """
 
 from __future__ import annotations
@@ -165,13 +165,14 @@ def protected_paths(
     system's credential files and the central policy's ``sandbox.hidden``. This process's own (no ``settings``
     nor ``environment`` given) is kept while what it is made from holds (the module's docstring)."""
     if settings is not None or environment is not None:
-        return _found(policy_hidden, settings, environment)
-    key = (tuple(policy_hidden), os.getcwd(), tuple(sorted(os.environ.items())), _homes_state())
+        return _found(policy_hidden, settings, environment, _user_homes())
+    users = _user_homes()
+    key = (tuple(policy_hidden), os.getcwd(), tuple(sorted(os.environ.items())), users)
     with _kept_lock:
         kept = _kept.get(key)
     if kept is not None:
         return kept
-    found = _found(policy_hidden, None, None)
+    found = _found(policy_hidden, None, None, users)
     with _kept_lock:
         if len(_kept) >= KEPT:
             _kept.clear()
@@ -179,25 +180,21 @@ def protected_paths(
     return found
 
 
-def _homes_state() -> tuple[tuple[str, int, int] | str, ...]:
-    """Each home's inode and modification time (its name alone when it cannot be read)."""
-    state: list[tuple[str, int, int] | str] = []
-    for home in homes():
-        try:
-            found = os.stat(home)
-        except OSError:
-            state.append(str(home))
-        else:
-            state.append((str(home), found.st_ino, found.st_mtime_ns))
-    return tuple(state)
+def _user_homes() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The homes, and the dot-entries in them."""
+    found = homes()
+    return tuple(found), tuple(entry for home in found for entry in dot_entries(home))
 
 
 def _found(
-    policy_hidden: Sequence[str], settings: Settings | None, environment: Mapping[str, str] | None
+    policy_hidden: Sequence[str],
+    settings: Settings | None,
+    environment: Mapping[str, str] | None,
+    users: tuple[tuple[Path, ...], tuple[Path, ...]],
 ) -> ProtectedPaths:
     settings = settings or load_settings()
     from_environment, folders = environment_paths(os.environ if environment is None else environment)
-    user_secrets = [entry for home in homes() for entry in dot_entries(home)]
+    user_homes, user_secrets = users
     secrets = [
         *settings_secrets(settings),
         *from_environment,
@@ -205,5 +202,5 @@ def _found(
         *(Path(path) for path in policy_hidden),
         *user_secrets,
     ]
-    private = [*settings_private(settings), *folders, *homes()]
+    private = [*settings_private(settings), *folders, *user_homes]
     return ProtectedPaths(secrets=_absolute(secrets), private=_absolute(private))

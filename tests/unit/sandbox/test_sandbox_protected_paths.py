@@ -80,13 +80,13 @@ def test_a_dot_entry_made_in_a_home_is_hidden_at_the_next_command(
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     assert protected_paths() is protected_paths()  # kept
-    (home / ".aws").mkdir()  # the home's modification time moves: the set is found again
+    (home / ".aws").mkdir()  # the home's entries changed: the set is found again
     assert home / ".aws" in protected_paths().secrets
     (home / ".aws").rename(home / ".aws-old")
     found = protected_paths().secrets
     assert home / ".aws-old" in found and home / ".aws" not in found
 
 
-def test_a_home_that_cannot_be_read_is_still_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_home_that_does_not_exist_is_still_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "gone"))
     assert tmp_path / "gone" in protected_paths().private
