@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from libs.sandbox.protected_paths import inside
 from libs.sandbox.workspace_interpreter import WorkspaceInterpreter
 
 SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -128,28 +127,42 @@ def covers_needed(view: View) -> list[Path]:
     """The protected paths to cover: those that exist inside something shown, or are a system folder (a
     protected path that holds something shown is not shown itself: nothing is bound there). A link whose
     target does not exist hides nothing."""
-    shown = shown_folders(view)
+    shown = {str(folder) for folder in shown_folders(view)}
     system = [Path(name) for name in SYSTEM_FOLDERS]
     return sorted(
         path
         for path in set(view.protected)
-        if os.path.exists(path) and (path in system or any(inside(path, f) and path != f for f in shown))
+        if (path in system or _under_one_of(str(path), shown, strictly=True)) and os.path.exists(path)
     )
+
+
+def _under_one_of(path: str, folders: set[str], *, strictly: bool = False) -> bool:
+    """Whether ``path`` lies under one of ``folders`` (or is one, unless ``strictly``): all absolute and normalised,
+    as text. The same answer as ``inside`` against each folder, by a lookup of each of the path's ancestors."""
+    if not strictly and path in folders:
+        return True
+    while (cut := path.rfind("/")) > 0:
+        path = path[:cut]
+        if path in folders:
+            return True
+    return "/" in folders
 
 
 def _parents(targets: Iterable[Path], bound: Sequence[Path], covers: Sequence[Path]) -> list[Path]:
     """Folders to create (mode 0755) on the way to each mount: those no bound folder provides (outside every
     bound folder, or inside a cover's empty tmpfs). bubblewrap would create them 0700 and root's, which an
     unprivileged command could not walk through."""
-    needed: set[Path] = set()
+    bound_texts, cover_texts = {str(folder) for folder in bound}, {str(cover) for cover in covers}
+    needed: set[str] = set()
     for target in targets:
-        for parent in target.parents:
-            if parent == Path("/") or parent in covers:
+        parent = str(target)
+        while (cut := parent.rfind("/")) > 0:
+            parent = parent[:cut]
+            if parent in cover_texts or parent in needed:
                 continue
-            in_a_cover = any(inside(parent, cover) for cover in covers)
-            if in_a_cover or not any(inside(parent, folder) for folder in bound):
+            if _under_one_of(parent, cover_texts) or not _under_one_of(parent, bound_texts):
                 needed.add(parent)
-    return sorted(needed)
+    return sorted(Path(parent) for parent in needed)
 
 
 def bwrap_mounts(view: View) -> list[str]:

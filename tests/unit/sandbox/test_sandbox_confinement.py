@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import os
+import random
 import sys
 from pathlib import Path
 
-from libs.sandbox.confinement import DROP_PROGRAM, Identity, Mount, View, bwrap_argv, bwrap_mounts, covers_needed
+from libs.sandbox.confinement import (
+    DROP_PROGRAM,
+    EMPTY_FOLDERS,
+    SYSTEM_FOLDERS,
+    Identity,
+    Mount,
+    View,
+    bwrap_argv,
+    bwrap_mounts,
+    covers_needed,
+    shown_folders,
+)
+from libs.sandbox.protected_paths import inside
 
 
 def _pairs(mounts: list[str], option: str) -> list[str]:
@@ -96,3 +109,59 @@ def test_a_link_to_nothing_is_not_covered(tmp_path: Path) -> None:
     cwd.mkdir()
     (cwd / "dangling").symlink_to(tmp_path / "nothing")
     assert covers_needed(View(cwd=Mount(cwd, cwd), protected=(cwd / "dangling",))) == []
+
+
+def _reference_covers(view: View) -> list[Path]:
+    """The definition, one path against each folder: exists, and is a system folder or lies strictly inside one
+    shown."""
+    shown = shown_folders(view)
+    system = [Path(name) for name in SYSTEM_FOLDERS]
+    return sorted(
+        path
+        for path in set(view.protected)
+        if os.path.exists(path) and (path in system or any(inside(path, f) and path != f for f in shown))
+    )
+
+
+def _reference_parents(view: View, covers: list[Path]) -> set[str]:
+    """The definition: each folder on the way to a mount that no bound folder provides, or that lies in a cover."""
+    bound = [Path(name) for name in SYSTEM_FOLDERS] + [m.target for m in (view.cwd, *view.readable)]
+    targets = [m.target for m in (view.cwd, *view.readable, *view.writable)] + covers
+    targets += [Path(p) for p in EMPTY_FOLDERS]
+    return {
+        str(parent)
+        for target in targets
+        for parent in target.parents
+        if parent != Path("/")
+        and parent not in covers
+        and (any(inside(parent, c) for c in covers) or not any(inside(parent, f) for f in bound))
+    }
+
+
+def test_covers_and_parents_found_by_ancestor_lookups_are_those_of_the_definition(tmp_path: Path) -> None:
+    """Names that share prefixes (``a``, ``ab``, ``a-b``, ``a.b``), covers inside shown folders and shown folders
+    inside covers, links to nothing: 300 random views over one tree, each against the definition."""
+    names = ["a", "ab", "a-b", "a.b", "b"]
+    paths, level = [tmp_path], [tmp_path]
+    for _ in range(3):
+        level = [parent / name for parent in level for name in names]
+        paths += level
+    for path in paths[1:]:
+        if random.Random(str(path)).random() < 0.7:
+            path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "b" / "dangling").parent.mkdir(exist_ok=True)
+    (tmp_path / "b" / "dangling").symlink_to(tmp_path / "nowhere")
+    paths += [tmp_path / "b" / "dangling", Path("/etc/shadow"), Path("/usr"), Path("/usr/lib")]
+    rng = random.Random(18)
+    for _ in range(300):
+        cwd, *rest = rng.sample(paths[1:], 8)
+        view = View(
+            cwd=Mount(cwd, cwd),
+            readable=tuple(Mount(p, p) for p in rest[:3]),
+            writable=tuple(Mount(p, p) for p in rest[3:5]),
+            protected=tuple(rng.sample(paths, 6)),
+        )
+        covers = covers_needed(view)
+        assert covers == _reference_covers(view)
+        made = set(_pairs(bwrap_mounts(view), "--dir"))
+        assert made == _reference_parents(view, covers) | set(EMPTY_FOLDERS)
