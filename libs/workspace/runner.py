@@ -39,6 +39,7 @@ from libs.sandbox.remote.client import run_remote, runner_readiness
 from libs.sandbox.remote.protocol import RunnerTimedOut
 from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, require_sandbox, run_sandboxed
 from libs.settings import RunnerSettings, SettingsError, load_runner_settings
+from libs.workspace.command_lanes import in_a_lane
 from libs.workspace_env.failure import EnvironmentUnavailable
 from libs.workspace_env.resolve import declared, workspace_interpreter
 
@@ -121,7 +122,7 @@ def run_command(
     policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
     runner = load_runner_settings()
     where = (runner.url or "local") if image is None else f"job:{image}"
-    with command_span(argv, Path(cwd), where) as span:
+    with in_a_lane(), command_span(argv, Path(cwd), where) as span:
         result = _run_in_image(argv, Path(cwd), policy, image) if image else _run(argv, Path(cwd), policy, runner)
         record_exit(span, result.returncode, result.failure_reason, result.report.cpu_s, result.ran)
     if result.report.limit_exceeded == "wall_time":
