@@ -8,9 +8,12 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from libs.policy.diagnosis import DiagnosisPolicy
+from libs.sandbox.command_start import BegunOrDone
+from libs.workspace.command_lanes import sharing_lanes
 from libs.workspace.generated_code import GeneratedFile, generated_files
 from services.diagnoser.code_diff import diff_trees
 from services.diagnoser.evidence import Evidence
@@ -34,12 +37,17 @@ from services.diagnoser.extractors.source_drift import source_drift_evidence
 from services.diagnoser.extractors.source_quality import source_quality_evidence
 from services.diagnoser.extractors.source_schema import source_schema_evidence
 from services.diagnoser.extractors.source_types import source_types_evidence
-from services.diagnoser.feature_evidence import feature_evidence_beside
+from services.diagnoser.feature_evidence import feature_runs
 from services.diagnoser.feature_modules import feature_files
 from services.diagnoser.inputs import CounterfactualMetrics, IncidentInputs
 from services.diagnoser.profiling.frames import UnreadableWindows, readable_columns, window_files
 from services.diagnoser.profiling.windows import all_columns, profile_windows, relevant_columns
 from services.diagnoser.trials.counterfactual_cells import run_counterfactual_cells
+
+COUNTERFACTUAL = "counterfactual"
+BEGIN_WAIT_S = 5.0
+"""Longest wait for the counterfactual's first command to begin before the data work and the feature runs start anyway
+(a command whose preparation is slow, as building a workspace environment is, does not hold the diagnosis back)."""
 
 
 @dataclass(frozen=True)
@@ -63,42 +71,54 @@ def collect_incident_evidence(
 ) -> IncidentEvidence:
     """``generated_globs``: the central policy's ``repair.generated_paths``."""
     base, candidate, workspace = Path(inputs.base_dir), Path(inputs.candidate_dir), inputs.workspace
-    # the counterfactual's four runs are the workspace's commands: the diff is read while they run (in a copy of
-    # this thread's context, so their spans and log lines keep the incident's)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="counterfactual") as runs:
-        measuring = runs.submit(copy_context().run, counterfactual_metrics, inputs)
-        diff = diff_trees(base, candidate)
-        changed = diff.changed_paths()
-        on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
-        generated = {
-            **generated_files(base, changed, generated_globs),
-            **generated_files(candidate, changed, generated_globs),
-        }
-        metrics = measuring.result()
-    counterfactual = counterfactual_evidence(metrics, inputs.gate)
-    location = drop_location(counterfactual, thresholds)
+    parallel = inputs.trials.parallel if inputs.trials is not None else 1
     unreadable: UnreadableWindows | None = None
-    with tempfile.TemporaryDirectory(prefix="modelguard-experiments-") as scratch:
-        isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, Path(scratch))
-        try:
-            localisation = _localise(inputs, metrics, location, thresholds, Path(scratch), logged_renames(inputs))
-        except UnreadableWindows as error:  # read before any trial runs
-            localisation, unreadable = None, error
-    harmless = frozenset(isolation.dropped_paths) if isolation is not None else frozenset()
-    evidence = [
-        counterfactual,
-        change_isolation_evidence(isolation, on_feature_path, generated)
-        if isolation is not None
-        else change_isolation_unavailable(_why_not(inputs, location, "code")),
-        code_change_evidence(diff, base, candidate, on_feature_path, harmless),
-        config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes, harmless),
-        data_interventions_evidence(localisation, thresholds.ks_drift)
-        if localisation is not None
-        else data_interventions_unavailable(str(unreadable) if unreadable else _why_not(inputs, location, "data")),
-    ]
-    data, features = feature_evidence_beside(inputs, thresholds, lambda: _data_evidence(inputs, thresholds))
-    evidence.extend(data)
-    evidence.extend(features)
+    # every command of the incident takes one of `parallel` lanes, so those that do not depend on each other can be
+    # started early: a lane that comes free goes to the next at once
+    with sharing_lanes(parallel), feature_runs(inputs) as features:
+        # the counterfactual's four runs are the workspace's commands: the diff and the data are read while they run
+        # (in a copy of this thread's context, so their spans and log lines keep the incident's)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="counterfactual") as runs:
+            begun = BegunOrDone()
+            measuring = runs.submit(
+                copy_context().run, begun.run, COUNTERFACTUAL, partial(counterfactual_metrics, inputs)
+            )
+            diff = diff_trees(base, candidate)
+            changed = diff.changed_paths()
+            on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
+            generated = {
+                **generated_files(base, changed, generated_globs),
+                **generated_files(candidate, changed, generated_globs),
+            }
+            # the work on the data holds the interpreter's lock for long stretches: begun beside the commands'
+            # preparation, it made that take 40-100 ms instead of about 10; and the feature runs start once the
+            # counterfactual's evaluations have their lanes, which they need first
+            begun.wait({COUNTERFACTUAL}, BEGIN_WAIT_S)
+            features.start()
+            data = _data_evidence(inputs, thresholds)
+            metrics = measuring.result()
+        counterfactual = counterfactual_evidence(metrics, inputs.gate)
+        location = drop_location(counterfactual, thresholds)
+        with tempfile.TemporaryDirectory(prefix="modelguard-experiments-") as scratch:
+            isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, Path(scratch))
+            try:
+                localisation = _localise(inputs, metrics, location, thresholds, Path(scratch), logged_renames(inputs))
+            except UnreadableWindows as error:  # read before any trial runs
+                localisation, unreadable = None, error
+        harmless = frozenset(isolation.dropped_paths) if isolation is not None else frozenset()
+        evidence = [
+            counterfactual,
+            change_isolation_evidence(isolation, on_feature_path, generated)
+            if isolation is not None
+            else change_isolation_unavailable(_why_not(inputs, location, "code")),
+            code_change_evidence(diff, base, candidate, on_feature_path, harmless),
+            config_change_evidence(diff, base, candidate, on_feature_path, inputs.changes, harmless),
+            data_interventions_evidence(localisation, thresholds.ks_drift)
+            if localisation is not None
+            else data_interventions_unavailable(str(unreadable) if unreadable else _why_not(inputs, location, "data")),
+            *data,
+            *features.evidence(thresholds),
+        ]
     evidence.extend(_metadata_evidence(inputs, evidence, thresholds))
     return IncidentEvidence(
         evidence=tuple(evidence),
