@@ -39,12 +39,12 @@ def run_features(
     out = scratch / f"{revision}-{data_name}-features.csv"
     try:
         written = build_features(tree, data_csv, out, workspace.command_spec())
-        raw = pd.read_csv(written, dtype=str, keep_default_na=False)
+        matrix = read_matrix(written)
     except (WorkspaceCommandFailed, CommandTimedOut, CommandNotAllowed, OSError, ValueError) as error:
         places = {tree: "<revision>", Path(data_csv).parent: "<data>", scratch: "<scratch>"}
         why = f"{revision} revision on the {data_name} data: {failure_text(error, places)}"
         return FeatureMatrix(revision, data_name, None, why)
-    return FeatureMatrix(revision, data_name, numeric_matrix(raw))
+    return FeatureMatrix(revision, data_name, matrix)
 
 
 def failure_text(error: Exception, places: dict[Path, str]) -> str:
@@ -74,6 +74,29 @@ def _scrubbed(text: str, places: dict[Path, str]) -> str:
     for spelling in sorted(spellings, key=len, reverse=True):
         text = text.replace(spelling, spellings[spelling])
     return text
+
+
+def read_matrix(path: Path) -> pd.DataFrame:
+    """The matrix a features command wrote, each cell a float (empty, unparsable and non-finite cells NaN). When the
+    CSV parser reads every cell as a float, its numbers are taken (about a fifth of the time: 1.9 against 10.6 ms for
+    1,600 rows of 12 features); else, or when it took a column for the index or a cell reads as a negative zero, each
+    cell is read on its own (``numeric_matrix``), which gives the same numbers, bit for bit, for every cell the parser
+    reads but ``-0`` (``tests/unit/diagnoser/test_feature_matrix_reading.py``). A file neither can read raises what
+    the cell-by-cell reading raises."""
+    try:
+        numbers = pd.read_csv(path, dtype="float64", keep_default_na=False, na_values=[""])
+    except ValueError:  # a cell that is not a float (text, a number with a thousands separator, ...), or no table
+        numbers = None
+    if numbers is None or not isinstance(numbers.index, pd.RangeIndex) or _negative_zero(numbers):
+        return numeric_matrix(pd.read_csv(path, dtype=str, keep_default_na=False))
+    return numbers.replace([np.inf, -np.inf], np.nan)
+
+
+def _negative_zero(numbers: pd.DataFrame) -> bool:
+    """Whether a cell reads as -0.0: the cell-by-cell reading gives 0.0 for ``-0`` (an integer) and -0.0 for ``-0.0``,
+    which the parser's numbers no longer tell apart."""
+    values = numbers.to_numpy()
+    return bool(np.any((values == 0) & np.signbit(values)))
 
 
 def numeric_matrix(raw: pd.DataFrame) -> pd.DataFrame:
