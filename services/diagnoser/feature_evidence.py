@@ -1,7 +1,7 @@
 """The features recomputed by both revisions: three workspace commands, independent of each other and of the rest of
 the diagnosis, so they are started as soon as the counterfactual's evaluations have begun and run whenever one of the
-incident's command lanes comes free (``libs/workspace/command_lanes.py``), up to the trial runner's ``parallel`` of
-them on threads of their own. The evidence is the same whenever they ran: each run writes its own file in the scratch
+incident's command lanes comes free (``libs/workspace/command_lanes.py``), up to the incident's ``parallel`` of them
+on threads of their own. The evidence is the same whenever they ran: each run writes its own file in the scratch
 folder, and the evidence keeps its order.
 """
 
@@ -27,15 +27,18 @@ Run = tuple[str, Path, Path, str]
 
 
 class FeatureRuns:
-    """The three runs of one incident: base and candidate on the incident window, base on the approval window."""
+    """The three runs of one incident: base and candidate on the incident window, base on the approval window, up to
+    ``parallel`` at once on threads of their own."""
 
-    def __init__(self, inputs: IncidentInputs, scratch: Path, pool: ThreadPoolExecutor) -> None:
-        self.inputs, self.scratch, self.pool = inputs, scratch, pool
+    def __init__(self, inputs: IncidentInputs, scratch: Path, parallel: int) -> None:
+        self.inputs, self.scratch = inputs, scratch
         self.runs: tuple[Run, ...] = (
             ("base", Path(inputs.base_dir), Path(inputs.incident.eval), "incident"),
             ("candidate", Path(inputs.candidate_dir), Path(inputs.incident.eval), "incident"),
             ("base", Path(inputs.base_dir), Path(inputs.approval.eval), "approval"),
         )
+        workers = max(1, min(parallel, len(self.runs)))
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="features")
         self._futures: list[Future[FeatureMatrix]] = []
 
     def start(self) -> None:
@@ -54,21 +57,24 @@ class FeatureRuns:
         base_approval = self._futures[2].result()
         return [recomputation, feature_drift_evidence(base_approval, base_incident, thresholds)]
 
+    def queued(self) -> list[Future[FeatureMatrix]]:
+        """The runs started, in the evidence's order (none before ``start``)."""
+        return list(self._futures)
+
     def _matrix(self, run: Run) -> FeatureMatrix:
         revision, tree, data, name = run
         return run_features(revision, tree, data, name, self.inputs.workspace, self.scratch)
 
 
 @contextmanager
-def feature_runs(inputs: IncidentInputs) -> Iterator[FeatureRuns]:
-    """The incident's feature runs, up to the trial runner's ``parallel`` at once; at exit, the runs not yet begun are
-    dropped when the block failed, the others waited for, and their scratch folder removed."""
-    parallel = inputs.trials.parallel if inputs.trials is not None else 1
+def feature_runs(inputs: IncidentInputs, parallel: int) -> Iterator[FeatureRuns]:
+    """The incident's feature runs, up to ``parallel`` at once; at exit, the runs not yet begun are dropped when the
+    block failed, the others waited for, and their scratch folder removed."""
     with tempfile.TemporaryDirectory(prefix="modelguard-diagnosis-") as scratch:
-        pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, 3)), thread_name_prefix="features")
+        runs = FeatureRuns(inputs, Path(scratch), parallel)
         try:
-            yield FeatureRuns(inputs, Path(scratch), pool)
+            yield runs
         except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
+            runs.pool.shutdown(wait=True, cancel_futures=True)
             raise
-        pool.shutdown(wait=True)
+        runs.pool.shutdown(wait=True)

@@ -75,7 +75,7 @@ def collect_incident_evidence(
     unreadable: UnreadableWindows | None = None
     # every command of the incident takes one of `parallel` lanes, so those that do not depend on each other can be
     # started early: a lane that comes free goes to the next at once
-    with sharing_lanes(parallel), feature_runs(inputs) as features:
+    with sharing_lanes(parallel), feature_runs(inputs, parallel) as features:
         # the counterfactual's four runs are the workspace's commands: the diff and the data are read while they run
         # (in a copy of this thread's context, so their spans and log lines keep the incident's)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="counterfactual") as runs:

@@ -72,7 +72,7 @@ def _evidence(monkeypatch: pytest.MonkeyPatch, recorder: Recorder, parallel: int
     monkeypatch.setattr(feature_evidence, "feature_drift_evidence", recorder.drift)
     token = INCIDENT.set("incident-7")
     try:
-        with feature_evidence.feature_runs(_inputs(parallel)) as runs:
+        with feature_evidence.feature_runs(_inputs(parallel), parallel or 1) as runs:
             if start:
                 runs.start()
             INCIDENT.set("changed after the start")  # the runs keep the context they were started in
@@ -150,9 +150,12 @@ def test_a_block_that_fails_drops_the_runs_not_yet_begun(monkeypatch: pytest.Mon
         return recorder.run_features(revision, tree, data, name, workspace, scratch)
 
     monkeypatch.setattr(feature_evidence, "run_features", first_holds)
-    with pytest.raises(RuntimeError, match="the diagnosis failed"), feature_evidence.feature_runs(_inputs(1)) as runs:
+    with (
+        pytest.raises(RuntimeError, match="the diagnosis failed"),
+        feature_evidence.feature_runs(_inputs(1), 1) as runs,
+    ):
         runs.start()
-        queued.extend(runs._futures[1:])
+        queued.extend(runs.queued()[1:])
         submitted.set()
         raise RuntimeError("the diagnosis failed")
     assert [r[:2] for r in recorder.runs] == [EXPECTED_RUNS[0]], "the run begun ends; the two queued never run"
