@@ -57,16 +57,26 @@ def normalised_label(text: str) -> str:
 def write_features(evaluation_csv: Path, label: str, features_csv: Path) -> HeldLabels:
     """Write ``evaluation_csv`` without its ``label`` column and with a first ``row_id`` column (0, 1, ...) to
     ``features_csv``; return the labels. Every other cell is copied as its text, unchanged."""
+    return split_features(read_evaluation(evaluation_csv), evaluation_csv.name, label, features_csv)
+
+
+def read_evaluation(evaluation_csv: Path) -> bytes:
+    """The evaluation file's bytes; HeldOutError when it is larger than ModelGuard splits."""
     if Path(evaluation_csv).stat().st_size > MAX_EVALUATION_BYTES:
         raise HeldOutError(f"{evaluation_csv.name} is larger than {MAX_EVALUATION_BYTES} bytes")
-    try:
-        text = Path(evaluation_csv).read_text(encoding="utf-8")
+    return Path(evaluation_csv).read_bytes()
+
+
+def split_features(data: bytes, name: str, label: str, features_csv: Path) -> HeldLabels:
+    """`write_features` over an evaluation file's bytes (`name`: the file's name, for the reasons given)."""
+    try:  # read as `Path.read_text` reads a file: newlines made universal
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
     except UnicodeDecodeError as error:
-        raise HeldOutError(f"{evaluation_csv.name} is not UTF-8 (byte {error.start}: {error.reason})") from None
+        raise HeldOutError(f"{name} is not UTF-8 (byte {error.start}: {error.reason})") from None
     try:
-        return _split(csv.reader(io.StringIO(text, newline="")), evaluation_csv.name, label, Path(features_csv))
+        return _split(csv.reader(io.StringIO(text, newline="")), name, label, Path(features_csv))
     except csv.Error as error:  # the reader's own refusal (a cell past its size limit: a quote never closed)
-        raise HeldOutError(f"{evaluation_csv.name} cannot be read as CSV: {error}") from None
+        raise HeldOutError(f"{name} cannot be read as CSV: {error}") from None
 
 
 def _split(reader: Iterator[list[str]], name: str, label: str, features_csv: Path) -> HeldLabels:

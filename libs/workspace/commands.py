@@ -4,6 +4,7 @@ tests. Outputs go outside the workspace so it stays unchanged."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tempfile
 from collections.abc import Collection, Mapping
@@ -12,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from libs.canonical_json import strict_loads
-from libs.referee.held_out import HeldOutError, write_features
+from libs.referee.held_out import HeldOutError
+from libs.referee.held_out_splits import SPLITS
 from libs.referee.predictions import MalformedPredictions, read_predictions
 from libs.workspace.argv_template import render_argv
 from libs.workspace.data_windows import DataWindow
@@ -131,16 +133,12 @@ def evaluate(
 def predict(workspace: Path, window: DataWindow, spec: Mapping[str, Any], label: str) -> PredictionRun:
     """Train on the window's ``{train}`` rows and predict its evaluation rows, handed over without their
     ``label`` column as ``{features}``; the predictions are read strictly from ``{predictions}``."""
-    with (
-        tempfile.TemporaryDirectory(prefix="modelguard-features-") as given,
-        tempfile.TemporaryDirectory(prefix="modelguard-predictions-") as written,
-    ):
-        Path(given).chmod(0o755)  # the features are no secret from the workspace; the labels stay here
-        features = Path(given) / "features.csv"
-        try:
-            held = write_features(window.eval, label, features)
+    with contextlib.ExitStack() as held_until_read:
+        try:  # this window's split, made once in this process and shared (read-only) by the commands given it
+            features, held = held_until_read.enter_context(SPLITS.features(window.eval, label))
         except HeldOutError as error:
             raise WorkspaceCommandFailed("predict", str(error)) from error
+        written = held_until_read.enter_context(tempfile.TemporaryDirectory(prefix="modelguard-predictions-"))
         out = Path(written) / "predictions.csv"
         values = {"train": str(window.train.resolve()), "features": str(features), "predictions": str(out)}
         result = _run("predict", workspace, spec, values)

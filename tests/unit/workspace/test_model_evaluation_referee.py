@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from libs.bundle.load import load_bundle
+from libs.referee.held_out import write_features
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.data_windows import DataWindow
 from libs.workspace.model_evaluation import evaluate_model
@@ -26,6 +27,23 @@ with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
     out.write("row_id,prediction\\n")
     for r in rows:
         out.write(f"{r['row_id']},{r['label']}\\n")
+"""
+TAMPERS_WITH_ITS_FEATURES = """import os, sys
+features = sys.argv[sys.argv.index("--features") + 1]
+refused = []
+attempts = (
+    lambda: open(features, "a").write("9999,1\\n"), lambda: os.remove(features), lambda: os.chmod(features, 0o666)
+)
+for attempt in attempts:
+    try:
+        attempt()
+    except OSError:
+        refused.append(True)
+print(len(refused), file=sys.stderr)
+with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
+    out.write("row_id,prediction\\n")
+    for line in list(open(features))[1:]:
+        out.write(line.split(",")[0] + ",1\\n")
 """
 EXTRA_COLUMN = """import sys
 with open(sys.argv[sys.argv.index("--output") + 1], "w") as out:
@@ -66,6 +84,27 @@ def test_the_workspace_never_sees_the_label_column(tmp_path: Path) -> None:
     (bundle.tree("candidate") / "predict.py").write_text(READS_THE_LABEL, encoding="utf-8")
     with pytest.raises(WorkspaceCommandFailed, match="KeyError: 'label'"):
         evaluate_model(bundle.tree("candidate"), _window(bundle, "incident"), bundle.spec.workspace, bundle.spec.gate)
+
+
+def test_commands_share_a_window_s_features_and_none_can_change_them(tmp_path: Path) -> None:
+    """The features of one window are split once and handed to every command that predicts it, read-only: a
+    workspace that tries to append to, remove or open up its features changes nothing the next command reads."""
+    bundle = _bundle(tmp_path)
+    window, spec = _window(bundle, "incident"), bundle.spec
+    before = evaluate_model(bundle.tree("base"), window, spec.workspace, spec.gate)
+    (bundle.tree("candidate") / "predict.py").write_text(TAMPERS_WITH_ITS_FEATURES, encoding="utf-8")
+    hostile = evaluate_model(bundle.tree("candidate"), window, spec.workspace, spec.gate)
+    after = evaluate_model(bundle.tree("base"), window, spec.workspace, spec.gate)
+    assert hostile.command.stderr.strip().startswith("3")  # all three attempts refused
+    argv = [run.command.argv for run in (before, hostile, after)]
+    features = {a[a.index("--features") + 1] for a in argv}
+    assert len(features) == 1  # one split, shared
+    assert after.metrics == before.metrics and after.scored is not None and before.scored is not None
+    assert after.scored.labels == before.scored.labels
+    assert after.scored.predictions.tolist() == before.scored.predictions.tolist()
+    expected = tmp_path / "expected.csv"
+    write_features(window.eval, spec.workspace.label, expected)
+    assert Path(features.pop()).read_bytes() == expected.read_bytes()
 
 
 def test_predictions_that_break_the_contract_fail_the_run(tmp_path: Path) -> None:
