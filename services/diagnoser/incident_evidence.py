@@ -83,6 +83,12 @@ def collect_incident_evidence(
             measuring = runs.submit(
                 copy_context().run, begun.run, COUNTERFACTUAL, partial(counterfactual_metrics, inputs)
             )
+            # the work on the diff and the data holds the interpreter's lock for long stretches: begun beside the
+            # commands' preparation, the data work made that take 40-100 ms instead of about 10, and the diff (about
+            # 16 ms) kept the evaluations' cache keys from being computed for as long; and the feature runs start
+            # once the counterfactual's evaluations have their lanes, which they need first
+            begun.wait({COUNTERFACTUAL}, BEGIN_WAIT_S)
+            features.start()
             diff = diff_trees(base, candidate)
             changed = diff.changed_paths()
             on_feature_path = feature_files(base, workspace, changed) | feature_files(candidate, workspace, changed)
@@ -90,11 +96,6 @@ def collect_incident_evidence(
                 **generated_files(base, changed, generated_globs),
                 **generated_files(candidate, changed, generated_globs),
             }
-            # the work on the data holds the interpreter's lock for long stretches: begun beside the commands'
-            # preparation, it made that take 40-100 ms instead of about 10; and the feature runs start once the
-            # counterfactual's evaluations have their lanes, which they need first
-            begun.wait({COUNTERFACTUAL}, BEGIN_WAIT_S)
-            features.start()
             data = _data_evidence(inputs, thresholds)
             metrics = measuring.result()
         counterfactual = counterfactual_evidence(metrics, inputs.gate)

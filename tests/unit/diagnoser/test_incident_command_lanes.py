@@ -1,7 +1,7 @@
 """An incident's commands share its lanes (libs/workspace/command_lanes.py), on the toy repository's real commands:
-never more at once than the trial runner's `parallel`; the counterfactual's evaluations begin first, the data work
-and the feature runs after them, and the feature runs fill lanes that come free instead of waiting for the change
-experiments that follow the counterfactual."""
+never more at once than the trial runner's `parallel`; the counterfactual's evaluations begin first, the diff, the
+data work and the feature runs after them, and the feature runs fill lanes that come free instead of waiting for the
+change experiments that follow the counterfactual."""
 
 from __future__ import annotations
 
@@ -53,8 +53,16 @@ def test_the_commands_share_the_lanes_and_the_feature_runs_fill_them_early(
         data_began.append(time.time())
         return data_evidence(*args)
 
+    diff_began: list[float] = []
+    diff_trees = incident_evidence.diff_trees
+
+    def diffing(*args: Any) -> Any:
+        diff_began.append(time.time())
+        return diff_trees(*args)
+
     monkeypatch.setattr(runner, "run_sandboxed", recording)
     monkeypatch.setattr(incident_evidence, "_data_evidence", data_work)
+    monkeypatch.setattr(incident_evidence, "diff_trees", diffing)
     collected = incident_evidence.collect_incident_evidence(inputs, central_diagnosis_policy())
 
     assert collected.isolation is not None, "the toy's code change is isolated by trials after the counterfactual"
@@ -64,5 +72,7 @@ def test_the_commands_share_the_lanes_and_the_feature_runs_fill_them_early(
     first_evaluation = min(start for start, _ in ran["counterfactual"])
     assert first_evaluation <= min(start for start, _ in ran["features"])
     assert first_evaluation <= data_began[0]
+    # the diff holds the interpreter's lock too: read while the evaluations are prepared, it delayed their start
+    assert first_evaluation <= diff_began[0]
     # waiting since the counterfactual began, a feature run takes a lane before the trials that need its result
     assert min(start for start, _ in ran["features"]) < min(start for start, _ in ran["trial"])
