@@ -42,9 +42,10 @@ def apply_patch(workspace: Path, unified_diff: str) -> PatchApplication:
     written when the check fails."""
     patch = unified_diff.encode("utf-8")
     ceiling = {"GIT_CEILING_DIRECTORIES": str(Path(workspace).resolve().parent)}
-    try:
-        numstat = run_git(["apply", "--check", "--numstat", "-"], workspace, extra_env=ceiling, stdin=patch)
-        run_git(["apply", "--whitespace=nowarn", "-"], workspace, extra_env=ceiling, stdin=patch)
+    try:  # git applies a patch whole or not at all: every hunk of every file is checked before one is written
+        numstat = run_git(
+            ["apply", "--apply", "--numstat", "--whitespace=nowarn", "-"], workspace, extra_env=ceiling, stdin=patch
+        )
     except GitCommandFailed as error:
         return PatchApplication(applied=False, detail=error.stderr.strip()[-2000:] or str(error))
     counts = tuple(_numstat_rows(numstat.decode("utf-8", "replace")))

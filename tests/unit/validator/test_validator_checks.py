@@ -176,6 +176,16 @@ def test_sandbox_is_a_copy_and_disappears(tmp_path: Path) -> None:
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
 
 
+def test_a_patch_that_does_not_apply_whole_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 1\n")
+    both = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-y = 9\n+y = 2\n"
+    with sandbox_copy(tmp_path) as workspace:
+        refused = apply_patch(workspace, both)
+        assert not refused.applied and "b.py" in refused.detail and refused.numstat == ()
+        assert (workspace / "a.py").read_text() == "x = 1\n"  # its hunk applies, but the patch does not
+
+
 def test_patches_may_not_leave_the_sandbox(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     with sandbox_copy(tmp_path) as workspace:
