@@ -1,5 +1,5 @@
 """A phase's private copy of an incident's workspace: both trees and both data windows, from the artifact
-store."""
+store; or both trees only, for a phase that reads no data (the repairer)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,25 @@ class MaterializedWorkspace:
     def data(self) -> Path:
         """The rows the candidate was scored on: the incident window's evaluation data."""
         return self.incident.eval
+
+
+@dataclass(frozen=True)
+class MaterializedTrees:
+    base: Path
+    candidate: Path
+
+
+@contextmanager
+def materialized_trees(
+    artifacts: ArtifactStore, refs: WorkspaceRefs, scratch_root: Path
+) -> Iterator[MaterializedTrees]:
+    """Both trees, without the data windows, extracted into a fresh temporary folder removed afterwards."""
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch_root, prefix="trees-") as tmp:
+        root = Path(tmp)
+        extract_snapshot(artifacts.get(refs.base_snapshot), root / "base")
+        extract_snapshot(artifacts.get(refs.candidate_snapshot), root / "candidate")
+        yield MaterializedTrees(root / "base", root / "candidate")
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from libs.bus.runtime import ServiceDefinition
 from libs.clock import Clock, utc_now
 from libs.events.codec import SignedEvent
 from libs.version import MODELGUARD_VERSION
-from libs.workspace.incident_workspace import incident_workspace
+from libs.workspace.incident_workspace import incident_trees
 from services.repairer.events import repair_event, withheld_after_abstention
 from services.repairer.handler import propose_repair
 
@@ -43,14 +43,8 @@ def definition(ports: RepairerPorts) -> ServiceDefinition:
         if signed.event.meta.event_type == "DiagnosisAbstained":
             return [withheld_after_abstention(signed.event.payload)]
         diagnosed: DiagnosisCompleted = signed.event.payload
-        with incident_workspace(artifacts, diagnosed, ports.scratch) as (policy, workspace):
-            outcome = propose_repair(
-                diagnosed,
-                workspace.candidate,
-                policy.repair,
-                policy.workspace,
-                base_dir=workspace.base,
-            )
+        with incident_trees(artifacts, diagnosed, ports.scratch) as (policy, trees):  # it reads no data
+            outcome = propose_repair(diagnosed, trees.candidate, policy.repair, policy.workspace, base_dir=trees.base)
         return [repair_event(diagnosed, outcome, store_patch)]
 
     return ServiceDefinition(NAME, MODELGUARD_VERSION, SERVICE_CHANNELS[NAME], handler=handle, clock=ports.clock)

@@ -14,7 +14,7 @@ from libs.bundle.load import load_bundle
 from libs.bus.handler_errors import RejectedInput
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.workspace.git import run_git
-from libs.workspace.incident_workspace import incident_workspace
+from libs.workspace.incident_workspace import incident_trees, incident_workspace
 from libs.workspace.snapshot import snapshot_commit
 from tests.support.sample_events import gate, workspace
 from tests.unit.workspace.test_workspace_snapshot import GIT_IDENTITY
@@ -64,6 +64,35 @@ def test_a_data_windows_artifact_lacking_a_file_rejects_the_input(tmp_path: Path
         pass
     assert caught.value.reason == "inputs-unavailable"
     assert "incident/eval.csv" in caught.value.detail
+
+
+def test_the_trees_alone_leave_the_data_packed_and_are_removed_after(tmp_path: Path) -> None:
+    """A phase that reads no data gets both trees; the windows' artifact is not even read, so a broken one does not
+    reject its input. A missing tree still does, with the same reason."""
+    store = LocalArtifactStore(tmp_path / "artifacts")
+    bundle = load_bundle(Path(__file__).resolve().parents[3] / "fixtures/scenarios/churn-monthly-spend")
+    policy = effective_policy_bytes(bundle, read_central_policy())
+    refs = workspace().model_copy(
+        update={
+            "base_snapshot": store.put(_tar({"model.py": b"x = 1\n"}), "application/x-tar"),
+            "candidate_snapshot": store.put(_tar({"model.py": b"x = 2\n"}), "application/x-tar"),
+            "data": store.put(b"not a tar", "application/x-tar"),
+        }
+    )
+    state = _state(store, policy).model_copy(update={"workspace": refs})
+    with incident_trees(store, state, tmp_path / "scratch") as (read, trees):
+        assert read.gate.metric == bundle.spec.gate.metric
+        assert (trees.base / "model.py").read_bytes() == b"x = 1\n"
+        assert (trees.candidate / "model.py").read_bytes() == b"x = 2\n"
+        assert sorted(p.name for p in trees.base.parent.iterdir()) == ["base", "candidate"]
+    assert not trees.base.parent.exists()
+    with pytest.raises(RejectedInput) as caught, incident_workspace(store, state, tmp_path / "scratch"):
+        pass
+    assert caught.value.reason == "inputs-unavailable"  # the data the whole workspace needs
+    missing = state.model_copy(update={"workspace": workspace()})
+    with pytest.raises(RejectedInput) as caught, incident_trees(store, missing, tmp_path / "scratch"):
+        pass
+    assert caught.value.reason == "inputs-unavailable" and "not in" in caught.value.detail
 
 
 def _tar(files: dict[str, bytes]) -> bytes:
