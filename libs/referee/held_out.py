@@ -37,7 +37,9 @@ class HeldLabels:
         """0/1 per row for classification (1 where the label is ``positive_label``), numbers for regression."""
         if task == "classification":
             positive = normalised_label(positive_label)
-            return np.array([int(normalised_label(text) == positive) for text in self.texts], dtype=int)
+            # a label column holds few distinct texts: each is normalised once
+            is_positive = {text: int(normalised_label(text) == positive) for text in set(self.texts)}
+            return np.array([is_positive[text] for text in self.texts], dtype=int)
         try:
             return np.array([float(text) for text in self.texts], dtype=float)
         except ValueError as error:
