@@ -38,9 +38,10 @@ class MaterializedTrees:
 def materialized_trees(
     artifacts: ArtifactStore, refs: WorkspaceRefs, scratch_root: Path
 ) -> Iterator[MaterializedTrees]:
-    """Both trees, without the data windows, extracted into a fresh temporary folder removed afterwards."""
+    """Both trees, extracted into a fresh temporary folder removed afterwards; artifacts are digest-checked on
+    read."""
     scratch_root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=scratch_root, prefix="trees-") as tmp:
+    with tempfile.TemporaryDirectory(dir=scratch_root, prefix="workspace-") as tmp:
         root = Path(tmp)
         extract_snapshot(artifacts.get(refs.base_snapshot), root / "base")
         extract_snapshot(artifacts.get(refs.candidate_snapshot), root / "candidate")
@@ -51,11 +52,7 @@ def materialized_trees(
 def materialized_workspace(
     artifacts: ArtifactStore, refs: WorkspaceRefs, scratch_root: Path
 ) -> Iterator[MaterializedWorkspace]:
-    """Extract into a fresh temporary folder, removed afterwards; artifacts are digest-checked on read."""
-    scratch_root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=scratch_root, prefix="workspace-") as tmp:
-        root = Path(tmp)
-        extract_snapshot(artifacts.get(refs.base_snapshot), root / "base")
-        extract_snapshot(artifacts.get(refs.candidate_snapshot), root / "candidate")
-        windows = unpack_data_windows(artifacts.get(refs.data), root / "data")
-        yield MaterializedWorkspace(root / "base", root / "candidate", windows["approval"], windows["incident"])
+    """Both trees and the data windows beside them (``data/``), in the same folder, removed afterwards."""
+    with materialized_trees(artifacts, refs, scratch_root) as trees:
+        windows = unpack_data_windows(artifacts.get(refs.data), trees.base.parent / "data")
+        yield MaterializedWorkspace(trees.base, trees.candidate, windows["approval"], windows["incident"])
