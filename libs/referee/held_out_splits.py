@@ -18,7 +18,8 @@ What makes sharing safe:
 
 An evaluation file over ``CACHED_BYTES_MAX`` is split into a folder of its own for the one command and removed after
 it. A split that fails is not kept: every caller waiting for it gets its error, and the next caller tries again.
-The folders are removed when the process exits (a SIGKILLed process leaves them in the temporary folder).
+The folders are removed when the process exits (a SIGKILLed process leaves them in the temporary folder); a forked
+child starts with none and a lock of its own, and never removes its parent's.
 """
 
 from __future__ import annotations
@@ -68,7 +69,14 @@ class HeldOutSplits:
         self._guard = threading.Lock()
         self._splits: OrderedDict[Key, _Split] = OrderedDict()
         self._root: Path | None = None
-        self._pid = os.getpid()
+        _EVERY.add(self)
+
+    def _forget(self) -> None:
+        """In a forked child: start empty, with a lock of its own (another thread may have held the parent's at the
+        fork, and no thread of the child would ever release it); the folders are the parent's."""
+        self._guard = threading.Lock()
+        self._splits = OrderedDict()
+        self._root = None
 
     @contextmanager
     def features(self, evaluation_csv: Path, label: str) -> Iterator[tuple[Path, HeldLabels]]:
@@ -101,8 +109,6 @@ class HeldOutSplits:
 
     def _lease(self, key: Key, size: int) -> tuple[_Split, bool]:
         with self._guard:
-            if self._pid != os.getpid():  # a forked child starts empty: the folders are its parent's
-                self._splits, self._root, self._pid = OrderedDict(), None, os.getpid()
             split = self._splits.get(key)
             mine = split is None
             if split is None:
@@ -161,6 +167,16 @@ def _remove_own(root: Path, pid: int) -> None:
     if os.getpid() == pid:  # never a forked child's exit: the folder is its parent's
         shutil.rmtree(root, ignore_errors=True)
 
+
+_EVERY: weakref.WeakSet[HeldOutSplits] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    for splits in list(_EVERY):
+        splits._forget()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 SPLITS = HeldOutSplits()
 """This process's splits."""

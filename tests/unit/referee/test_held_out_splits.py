@@ -4,6 +4,8 @@ file, another label or a failed split is never served stale; splits in use are n
 from __future__ import annotations
 
 import csv
+import os
+import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -146,3 +148,38 @@ def test_a_large_file_is_split_for_its_one_caller_and_removed_after(tmp_path: Pa
     with splits.features(source, "y") as (second, _):
         assert second != first
     assert not first.exists() and not second.exists() and splits.kept() == 0 and len(splits_made) == 2
+
+
+def test_a_forked_child_starts_empty_with_a_lock_of_its_own(tmp_path: Path) -> None:
+    """Forked while another thread holds the splits' lock, the child still splits (with a lock of its own, into a
+    folder of its own) and leaves its parent's splits in place."""
+    source = _csv(tmp_path / "eval.csv", _rows(10))
+    splits = HeldOutSplits()
+    with splits.features(source, "y") as (parents, _):
+        pass
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with splits._guard:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    assert held.wait(30)
+    try:
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's verdict is its exit status
+            signal.alarm(20)  # a child waiting for ever on the parent's lock is killed, and the test fails
+            code = 1
+            try:
+                with splits.features(source, "y") as (childs, _):
+                    code = 0 if childs != parents and childs.parent.parent != parents.parent.parent else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+    finally:
+        release.set()
+        holder.join()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert parents.is_file() and splits.kept() == 1
