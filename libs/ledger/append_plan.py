@@ -47,6 +47,12 @@ class AppendPlan:
 
     def results(self, positions: Sequence[int], stored: Mapping[str, AppendResult]) -> list[AppendResult]:
         """What each event's append returns, given the positions the database gave the new rows (in row order)."""
+        rows = self.rows
+        if len(rows) == len(self.steps):  # no repeat: each event is its row, in order
+            return [
+                AppendResult(True, position, row[1], row[11], row[2], row[9])  # type: ignore[arg-type]
+                for position, row in zip(positions, rows, strict=True)
+            ]
         results: list[AppendResult] = []
         appended: dict[str, AppendResult] = {}
         for step in self.steps:

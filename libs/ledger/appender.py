@@ -5,7 +5,10 @@ appended since this one did (`head_cache`). Repeats are left to the database: an
 incident (and so everywhere: the id is a digest over its incident), so an event already stored fails the insert, and
 the batch is then tried again reading everything it needs (which of its events are stored, every incident's head)
 from the database. The same happens when a remembered head turns out wrong: `(incident_id, sequence)` is unique
-too.
+too. And so an incident the writer does not remember, while its memory is trusted, is taken to start its chain with
+this batch, without a read: if it does not (it was appended to before this writer started, or forgotten when the
+memory was full), its first row's `(incident_id, 1)` is already held, the insert fails, and the batch is tried again
+reading the heads. A chain always starts at sequence 1, so a wrong guess can never commit.
 """
 
 from __future__ import annotations
@@ -91,9 +94,9 @@ class Appender:
             else:
                 stored = {}
                 incidents = {m.incident_id for m in metas}
-                heads = self._heads.known(newest, incidents)
-                if len(heads) < len(incidents):
-                    heads.update(transaction.heads([i for i in incidents if i not in heads]))
+                known = self._heads.known(newest, incidents)
+                # trusted, the memory leaves out only incidents this writer never appended to: taken as new chains
+                heads = transaction.heads(list(incidents)) if known is None else known
             plan = plan_append(events, heads, stored, self.backend.timestamp())
             positions = transaction.insert(plan.rows, newest) if plan.rows else []
         self._heads.learn(heads, positions[-1] if positions else newest)

@@ -22,12 +22,12 @@ class HeadCache:
         self._heads: dict[str, Head] = {}
         self._position: int | None = None
 
-    def known(self, newest_position: int, incidents: Iterable[str]) -> dict[str, Head]:
-        """The heads remembered of these incidents; none (and everything forgotten) unless the ledger still ends
-        where this writer left it."""
+    def known(self, newest_position: int, incidents: Iterable[str]) -> dict[str, Head] | None:
+        """The heads remembered of these incidents, those it never saw left out; None (and everything forgotten)
+        unless the ledger still ends where this writer left it."""
         if newest_position != self._position:
             self._heads.clear()
-            return {}
+            return None
         heads = self._heads
         return {i: heads[i] for i in incidents if i in heads}
 

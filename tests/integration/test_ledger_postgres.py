@@ -73,6 +73,24 @@ def test_chains_no_op_duplicates_reads_and_replay(store: LedgerStore, keys: Samp
     assert statuses == {sample_incident_id("pg-a"): "published", sample_incident_id("pg-b"): "abstained"}
 
 
+def test_an_incident_another_store_began_chains_on_where_this_store_guesses_a_new_chain(
+    store: LedgerStore, keys: SampleKeys
+) -> None:
+    """This store's memory is trusted and knows only its own incident: the other incident is taken as new, the
+    database refuses its sequence 1 (the rolled-back transaction leaves a gap in the positions), and the batch is
+    tried again on the incident's real head."""
+    old, new = repaired_incident(keys, "pg-before"), repaired_incident(keys, "pg-after")
+    with LedgerStore(store.url) as other:
+        other.append_batch(old[:2])
+    store.append(new[0])
+
+    results = store.append_batch([old[2], new[1]])
+
+    assert [(r.appended, r.sequence) for r in results] == [(True, 3), (True, 2)]
+    assert [r.sequence for r in store.incident_events(sample_incident_id("pg-before"))] == [1, 2, 3]
+    assert all(r.ok for r in verify_all(store, keys.registry))
+
+
 @pytest.mark.parametrize(
     "statement",
     [

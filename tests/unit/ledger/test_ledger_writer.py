@@ -93,3 +93,54 @@ def test_a_sqlite_ledger_is_written_ahead_and_synced_at_every_commit(db_path: Pa
         assert store.durability() == ("wal", "full")
     with sqlite3.connect(db_path) as reader:
         assert reader.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_an_incident_appended_before_the_store_started_chains_on_and_is_not_started_again(
+    db_path: Path, keys: SampleKeys
+) -> None:
+    """A store takes an incident it never appended to as a new chain (no read) while its memory is trusted: one the
+    ledger already holds must still chain onto its head, whichever store appended it and whenever."""
+    old, new = repaired_incident(keys, "before-restart"), repaired_incident(keys, "after-restart")
+    with _store(db_path) as earlier:
+        earlier.append_batch(old[:3])
+    with _store(db_path) as restarted:
+        restarted.append(new[0])  # the store's memory is now trusted, and knows only this incident
+        mixed = restarted.append_batch([new[1], old[3], new[2]])
+        later = restarted.append(old[4])
+
+        assert [(r.appended, r.sequence) for r in mixed] == [(True, 2), (True, 4), (True, 3)]
+        assert (later.appended, later.sequence) == (True, 5)
+        rows = restarted.incident_events(sample_incident_id("before-restart"))
+        assert [r.sequence for r in rows] == [1, 2, 3, 4, 5]
+        assert [r.prev_hash for r in rows] == [GENESIS_HASH, *(r.hash for r in rows[:-1])]
+        for incident in ("before-restart", "after-restart"):
+            assert verify_incident(restarted, sample_incident_id(incident), keys.registry).ok
+
+
+def test_a_store_whose_memory_filled_up_chains_forgotten_incidents_on(db_path: Path, keys: SampleKeys) -> None:
+    first, second, third = (repaired_incident(keys, f"forgotten-{n}") for n in range(3))
+    with _store(db_path) as store:
+        store._appender._heads.capacity = 1  # remember one incident at a time
+        store.append_batch(first[:2])
+        store.append_batch(second[:2])  # the memory is full: the first incident is forgotten
+        store.append_batch(third[:1])
+        results = store.append_batch([first[2], second[2]])
+
+        assert [(r.appended, r.sequence) for r in results] == [(True, 3), (True, 3)]
+        for incident in ("forgotten-0", "forgotten-1", "forgotten-2"):
+            assert verify_incident(store, sample_incident_id(incident), keys.registry).ok
+
+
+def test_a_new_incident_is_appended_without_reading_a_head_once_the_store_is_trusted(
+    db_path: Path, keys: SampleKeys
+) -> None:
+    with _store(db_path) as store:
+        store.append(repaired_incident(keys, "trusted")[0])  # the first append reads what it needs
+        statements: list[str] = []
+        store._appender.backend.connection().set_trace_callback(statements.append)  # type: ignore[attr-defined]
+
+        store.append_batch(repaired_incident(keys, "brand-new")[:2])
+
+        assert statements[0] == "BEGIN IMMEDIATE" and statements[-1] == "COMMIT"
+        assert [s for s in statements if s.startswith("SELECT")] == [s for s in statements if "sqlite_sequence" in s]
+        assert sum(s.startswith("INSERT") for s in statements) == 2
