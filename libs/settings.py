@@ -194,8 +194,9 @@ class Settings:
     kafka_fetch_max_wait_ms: int = 500
     """How long the broker may hold a service's fetch of its input topics when nothing is there
     (``MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS``). Kafka answers a waiting fetch as soon as a record arrives, so its default,
-    500, costs no latency there; the embedded broker answers only when the wait ends, so the stack gives its services
-    a shorter one (``modelguard/stack.py``)."""
+    500, costs no latency there; the embedded broker finds a record only at a waiting fetch's next look (up to about
+    half the wait later, ``modelguard/bus_hop_probe.py``), so the stack gives its services a shorter one
+    (``modelguard/stack.py``)."""
     publishing: PublishingSettings = field(default_factory=PublishingSettings)
     ledger_checkpoint_interval_s: float = 10.0
     """Events older than this and under no checkpoint get one sealed by the ledger service's timer."""

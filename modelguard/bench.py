@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from aiokafka.errors import KafkaError
+
 from contracts.common import ArtifactRef
 from libs.artifacts.open_store import artifact_store
 from libs.artifacts.store import ArtifactStore
@@ -31,11 +33,12 @@ from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.settings import Settings, load_settings
+from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
 from modelguard.broker_restart import republish_once, run_broker_restart
+from modelguard.bus_hop_probe import HopLatencies, ProbeFailed, hop_latencies
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
@@ -197,6 +200,18 @@ def overhead_lines(times: list[IncidentTime], spans: Spans) -> list[str]:
     return lines
 
 
+def _broker_hop(bootstrap: str, settings: Settings) -> HopLatencies | str:
+    """The broker's own share of a hop at the services' fetch wait (the stack gives them a short one on its embedded
+    broker unless the variable is set); a line saying why when it could not be measured."""
+    embedded = not os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP", "").strip()
+    chosen = os.environ.get(FETCH_MAX_WAIT_ENV, "").strip()
+    wait_ms = EMBEDDED_FETCH_MAX_WAIT_MS if embedded and not chosen else settings.kafka_fetch_max_wait_ms
+    try:
+        return asyncio.run(hop_latencies(bootstrap if embedded else settings.kafka, wait_ms))
+    except (ProbeFailed, KafkaError, OSError) as exc:
+        return f"the broker's own share of a hop: not measured ({type(exc).__name__}: {exc})"
+
+
 def fresh_home(out: Path) -> Settings:
     """An empty ``out/stack`` as this process's ModelGuard home, and its settings."""
     home = out / "stack"
@@ -250,6 +265,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         done = wait_all(store, registry, [r.event.meta.incident_id for r in reports], timeout_s=60.0 * n + 120)
         wall = time.monotonic() - started
         spent = CpuSpent.between(cpu_before, cpu_readings(processes))
+        hop = _broker_hop(state.bootstrap, settings)
     finally:
         stack_down(settings)
     figures = pipeline_figures(done)
@@ -266,6 +282,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     print(f"{'end-to-end':10} {percentile(e2e, 0.5):12.3f} {percentile(e2e, 0.95):8.3f}")
     spans = read_spans(settings.trace_file or settings.home / "traces.jsonl")
     print("\n".join(overhead_lines(incident_times(done, spans), spans)))
+    print(f"  {hop if isinstance(hop, str) else hop.line()}")
     together = at_once(done, spans, wall, len(os.sched_getaffinity(0)))
     print(together.line())
     print(services_cpu_line(spent, len(done), together))

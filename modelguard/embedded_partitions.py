@@ -2,11 +2,12 @@
 or a bench's own (``stack_up(owns_broker=True)``), both Tansu.
 
 One, when every service runs as one process and ``MODELGUARD_KAFKA_PARTITIONS`` is not set. The embedded broker
-(Tansu, memory storage) answers a fetch of one partition as soon as a record arrives, but holds a fetch of several
-until its wait ends and reads every partition again at each look. Measured on a 2-core machine: a record took 1.7 ms
-p50 from its publish to its consumer on a one-partition topic, 55 ms on three (100 ms fetch wait); six idle consumers
-cost the broker 0.1% of a core on one partition each, 4.1% on three; ten incidents at once, the broker used 2.5
-instead of 5.8 CPU-seconds (``modelguard bench pipeline``).
+(Tansu, memory storage) reads every partition of a fetch again at each look it takes while the fetch waits: ten
+incidents at once, the broker used 2.5 instead of 5.8 CPU-seconds on one partition (``modelguard bench pipeline``,
+2026-12-05). The partitions do not change how long a record waits for its consumer: Tansu never wakes a waiting
+fetch when a record arrives, it finds the record at the fetch's next look, one partition or three alike
+(``modelguard/bus_hop_probe.py``). The figures of 2026-12-05 that said otherwise (1.7 ms p50 on one partition, 55 on
+three) timed a consumer whose fetch went out after the record was published.
 
 Replicas of a service need a partition each (``modelguard/replicas.py``): when a service runs replicas, or the
 variable is set, the topics get ``MODELGUARD_KAFKA_PARTITIONS`` (default 3) as before. Topics on someone else's

@@ -180,7 +180,8 @@ def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None
     """What changes in the services' environment when the stack runs its own embedded broker as the bus."""
     for suffix in SUFFIXES[1:]:  # the embedded broker is plaintext: the bus's security settings are not for it
         env.pop(BUS_PREFIX + suffix, None)
-    # the embedded broker answers a waiting fetch only when the wait ends: a short one keeps each hop short
+    # the embedded broker finds a record only at a waiting fetch's next look (up to about half the wait later): a
+    # short wait keeps each hop short, and costs the broker and each idle consumer a look more often
     env.setdefault(FETCH_MAX_WAIT_ENV, str(EMBEDDED_FETCH_MAX_WAIT_MS))
     if settings.mcl_on_the_bus:  # a new, empty broker holds the MCL topics: no DataHub history to skip, and the
         env.setdefault("MODELGUARD_MCL_START", "earliest")  # demo's first MCL may come before the consumer joined

@@ -154,8 +154,8 @@ def _fetch_wait_by_topic(broker: KafkaBroker) -> dict[str, Any]:
 
 
 def test_the_input_consumer_uses_the_configured_fetch_wait_and_the_external_ones_keep_kafkas(runtime_for: Any) -> None:
-    # the input's wait is each hop's latency on the embedded broker (it answers a waiting fetch only when the wait
-    # ends); the MCL consumers read in batches and keep 500 ms, Kafka's default, on either connection
+    # the input's wait sets each hop's latency on the embedded broker (it finds a record only at a waiting fetch's
+    # next look); the MCL consumers read in batches and keep 500 ms, Kafka's default, on either connection
     apart = runtime_for({**BUS, **DATAHUB, "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS": "40"})
     assert _fetch_waits(apart.broker) == [40]
     assert apart.external_broker is not None and _fetch_waits(apart.external_broker) == [500]

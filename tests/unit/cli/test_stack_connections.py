@@ -68,7 +68,7 @@ def test_the_embedded_bus_drops_the_bus_security_and_reads_mcl_from_the_start_on
 
 
 def test_the_embedded_bus_gets_a_short_fetch_wait_unless_one_is_set(tmp_path: Path) -> None:
-    # Tansu answers a waiting fetch only when the wait ends: Kafka's 500 ms would be each hop's latency
+    # Tansu finds a record only at a waiting fetch's next look: Kafka's 500 ms would make each hop up to 250 ms
     settings = _settings(tmp_path)
     assert settings.kafka_fetch_max_wait_ms == 500  # Kafka's own default: it answers as soon as a record arrives
     env: dict[str, str] = {}
