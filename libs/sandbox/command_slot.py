@@ -4,6 +4,7 @@ policy's limits."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,12 +41,23 @@ class CommandSlot:
     def __init__(self, shape: SlotShape, cwd: Path, env: dict[str, str]) -> None:
         """``cwd`` and ``env``: the held shell's (bubblewrap sets the command's own from its arguments)."""
         self.shape = shape
+        self._in_use: Callable[[], None] | None = None
         self.cgroup = create_command_cgroup(*shape)
         try:
             self.held: Held = hold(cwd=cwd, env=env, cgroup_procs=self.cgroup.join_descriptors())
         except BaseException:
             self.cgroup.remove()
             raise
+
+    def when_in_use(self, then: Callable[[], None]) -> None:
+        """Call ``then`` once the slot is used up: its command let go, or the slot closed without one (refused
+        before it ran)."""
+        self._in_use = then
+
+    def _used(self) -> None:
+        then, self._in_use = self._in_use, None
+        if then is not None:
+            then()
 
     def usable(self) -> bool:
         """Its shell still waits and nothing refused to move it (a spare may have waited a long time)."""
@@ -60,7 +72,7 @@ class CommandSlot:
             process_cap = tasks_of_user(uid) + limits.max_processes
         cpu_used = self.cgroup.cpu_s if self.cgroup.enforces("cpu") else None
         pairs = resource_limits(limits, process_cap)
-        outcome = run_held(self.held, command, limits=limits, pairs=pairs, cpu_used=cpu_used)
+        outcome = run_held(self.held, command, limits=limits, pairs=pairs, cpu_used=cpu_used, once_let_go=self._used)
         return SlotRun(outcome, self.cgroup.usage(), self.cgroup, process_cap)
 
     def close(self) -> None:
@@ -68,4 +80,7 @@ class CommandSlot:
         try:
             release(self.held)
         finally:
-            self.cgroup.remove()
+            try:
+                self.cgroup.remove()
+            finally:
+                self._used()

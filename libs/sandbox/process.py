@@ -417,13 +417,17 @@ def run_held(
     limits: SandboxLimits,
     pairs: list[tuple[int, int]],
     cpu_used: CpuMeter | None,
+    once_let_go: Callable[[], None] | None = None,
 ) -> ProcessOutcome:
     """Let ``command`` go as the held shell under ``limits`` (``pairs``: its resource limits); when it ends,
     exceeds its wall time, its CPU time (``cpu_used``: seconds of all its processes so far) or its output cap,
-    everything left in its process group is killed."""
+    everything left in its process group is killed. ``once_let_go``: called as soon as the command runs, before
+    anything else is done."""
     let_go(held, command, pairs=pairs, nice=limits.nice)
     process = held.process
     let_go_at, started = time.time(), time.monotonic()
+    if once_let_go is not None:
+        once_let_go()
     command_started()
     deadline = started + limits.wall_s
     try:

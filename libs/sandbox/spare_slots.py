@@ -4,8 +4,11 @@ Moving a process between cgroups waits for an RCU grace period: 5-25 ms a comman
 part of what the sandbox added around a command. A slot (``command_slot.py``: a fresh cgroup, a held shell moving into
 it) needs nothing of the command: its shell starts in ``/`` with an empty environment, and bubblewrap gets the command's
 working directory and environment in its arguments (``--chdir``, ``--clearenv``, ``--setenv``). So a long-lived process
-(a service, the workspace runner: ``keep_spares`` at its start) keeps up to ``SPARES`` slots per shape made ahead;
-taking one starts making its successor on a thread of its own. A one-shot process (the CLI's ``investigate``, an audit's
+(a service, the workspace runner: ``keep_spares`` at its start) keeps up to ``SPARES`` slots per shape made ahead; a
+slot taken starts making its successor on a thread of its own once its command has been let go (or the slot closed
+without one), not as it is taken: making a slot (a shell started, a cgroup made and joined) is this process's work
+too, and done while the command was being prepared it made that preparation slower, the more so when two commands
+were prepared at once. A one-shot process (the CLI's ``investigate``, an audit's
 ``rerun``) keeps none: it would make two shells and two cgroups only to close them at exit. A spare whose shell is gone,
 or that could not be moved, is closed and a slot made on the spot, as when there is none: a spare is never anything but
 a held shell that has run nothing.
@@ -50,15 +53,21 @@ def take_slot(shape: SlotShape) -> CommandSlot:
     with _lock:
         ready = _spares.get(shape, [])
         spare = ready.pop() if ready else None
-        wanted = SPARES - len(ready) - _making.get(shape, 0)
-        _making[shape] = _making.get(shape, 0) + max(0, wanted)
-    for _ in range(max(0, wanted)):
-        threading.Thread(target=_make_spare, args=(shape,), name="modelguard-spare-slot", daemon=True).start()
-    if spare is not None and spare.usable():
-        return spare
-    if spare is not None:
+    if spare is not None and not spare.usable():
         spare.close()
-    return CommandSlot(shape, _WHERE, {})
+        spare = None
+    slot = spare if spare is not None else CommandSlot(shape, _WHERE, {})
+    slot.when_in_use(lambda: _replenish(shape))
+    return slot
+
+
+def _replenish(shape: SlotShape) -> None:
+    """Start making the spares of ``shape`` that are missing, each on a thread of its own."""
+    with _lock:
+        wanted = max(0, SPARES - len(_spares.get(shape, [])) - _making.get(shape, 0))
+        _making[shape] = _making.get(shape, 0) + wanted
+    for _ in range(wanted):
+        threading.Thread(target=_make_spare, args=(shape,), name="modelguard-spare-slot", daemon=True).start()
 
 
 def close_spares() -> None:

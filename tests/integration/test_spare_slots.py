@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,6 +76,42 @@ def _waiting(pid: int) -> bool:
         return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(HOLD[0].encode())
     except OSError:
         return False
+
+
+def test_a_slot_taken_is_replaced_once_its_command_is_let_go_or_it_is_closed_not_while_it_is_prepared(
+    tmp_path: Path,
+) -> None:
+    """Making a spare is this process's work: done while a command is being prepared, it slowed the preparation."""
+    take_slot(SHAPE).close()  # closed without a command: replaced all the same
+    assert wait_until(lambda: _ready(spare_slots.SPARES), 30), _spares()
+
+    go_on = tmp_path / "go-on"
+    os.mkfifo(go_on)
+    taken = take_slot(SHAPE)  # being prepared: nothing is made yet
+    waits = threading.Thread(target=taken.run, args=(["/bin/sh", "-c", f"read _ < {go_on}"], LIMITS, os.getuid()))
+    try:
+        assert len(_spares()) == spare_slots.SPARES - 1 and not spare_slots._making.get(SHAPE, 0)
+        waits.start()  # let go: its successor is made while it runs, which is until it reads a line
+        assert wait_until(lambda: _ready(spare_slots.SPARES), 30), _spares()
+        assert waits.is_alive()
+    finally:
+        _let_it_read(go_on, waits)
+        taken.close()
+
+
+def _let_it_read(fifo: Path, reader: threading.Thread) -> None:
+    """Write the line the command waits for, once it is there to read it (never, if it was not let go)."""
+    while reader.is_alive():
+        try:
+            end = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until the command has opened it
+        except OSError:
+            reader.join(0.05)
+            continue
+        try:
+            os.write(end, b"done\n")
+        finally:
+            os.close(end)
+        reader.join()
 
 
 def test_a_spare_whose_shell_is_gone_is_not_used(tmp_path: Path) -> None:
