@@ -7,32 +7,22 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient
 
 from modelguard.bus_hop_probe import hop_latencies
-from tests.support.broker import kafka_broker
+from tests.support.broker import broker_topics, kafka_broker
 
 pytestmark = pytest.mark.broker
 
 
-async def _topics(bootstrap: str) -> set[str]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        return set(await admin.list_topics())
-    finally:
-        await admin.close()
-
-
 def test_the_probe_times_each_record_it_sent_and_leaves_no_topic_behind(tmp_path: Path) -> None:
     with kafka_broker(tmp_path) as bootstrap:
-        before = asyncio.run(_topics(bootstrap))
+        before = asyncio.run(broker_topics(bootstrap))
 
         measured = asyncio.run(hop_latencies(bootstrap, fetch_wait_ms=40, records=5, seed=7))
 
         assert measured.fetch_wait_ms == 40
         assert len(measured.seconds) == 5 and all(s > 0 for s in measured.seconds)
         assert "fetch wait 40 ms, 5 records" in measured.line()
-        assert {t for t in asyncio.run(_topics(bootstrap)) if t.startswith("modelguard.probe.")} <= {
+        assert {t for t in asyncio.run(broker_topics(bootstrap)) if t.startswith("modelguard.probe.")} <= {
             t for t in before if t.startswith("modelguard.probe.")
         }

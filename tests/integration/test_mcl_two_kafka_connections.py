@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from contracts.registry import DEAD_LETTER_TOPIC, all_topics, contract_for
 from libs.bus.embedded_broker import start_embedded_broker
@@ -25,6 +24,7 @@ from libs.settings import load_settings
 from modelguard.emit_mcl import OFFLINE_SCHEMA_ID, encode_change
 from modelguard.stack import SCENARIOS
 from services.context.bootstrap import bootstrap as context_service
+from tests.support.broker import broker_topics
 from tests.support.hand_started_runtime import stop_runtime
 from tests.support.kafka_reader import read_topic
 from tests.support.running_stack import environment
@@ -36,15 +36,6 @@ SCENARIO = SCENARIOS / "churn-monthly-spend" / "datahub"
 TOPIC = "MetadataChangeLog_Versioned_v1"
 FORWARDED = "modelguard.datahub-actions-mcl.v1"
 MCL_GROUP = "modelguard-context-datahub-mcl"
-
-
-async def _topics(bootstrap: str) -> set[str]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        return set(await admin.list_topics())
-    finally:
-        await admin.close()
 
 
 async def _committed(bootstrap: str, group: str, partition: TopicPartition) -> int | None:
@@ -111,8 +102,8 @@ def test_an_mcl_on_datahubs_broker_reaches_the_context_service_and_what_it_leads
         finally:
             await stop_runtime(runtime)
         # nothing of ModelGuard's on DataHub's broker, and no MCL topic on the bus
-        assert await _topics(datahub.bootstrap) == {TOPIC}
-        assert TOPIC not in await _topics(bus.bootstrap)
+        assert await broker_topics(datahub.bootstrap) == {TOPIC}
+        assert TOPIC not in await broker_topics(bus.bootstrap)
 
     async def _until_committed(bootstrap: str, partition: TopicPartition, offset: int) -> bool:
         deadline = time.monotonic() + 60

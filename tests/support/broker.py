@@ -38,3 +38,15 @@ def kafka_broker(log_dir: Path) -> Iterator[str]:
         yield broker.bootstrap
     finally:
         broker.stop()
+
+
+async def broker_topics(bootstrap: str) -> set[str]:
+    """The topics the broker at ``bootstrap`` lists."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        return set(await admin.list_topics())
+    finally:
+        await admin.close()
