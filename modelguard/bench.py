@@ -33,7 +33,7 @@ from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings, load_settings
+from libs.settings import FETCH_MAX_WAIT_ENV, Settings, load_settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
@@ -42,6 +42,7 @@ from modelguard.bus_hop_probe import HopLatencies, ProbeFailed, hop_latencies
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
+from modelguard.percentiles import percentile
 from modelguard.pipeline_overhead import (
     IncidentTime,
     Spans,
@@ -53,19 +54,11 @@ from modelguard.pipeline_overhead import (
 )
 from modelguard.process_cpu import CpuSpent, cpu_readings
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
-from modelguard.stack import SCENARIOS, stack_down, stack_up
+from modelguard.stack import SCENARIOS, embedded_broker_environment, stack_down, stack_up
 from modelguard.summary import PHASE_OF
 
 CHURN = SCENARIOS / "churn-monthly-spend"
 PHASES = ("detect", "context", "diagnose", "repair", "validate", "publish")
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
@@ -204,8 +197,10 @@ def _broker_hop(bootstrap: str, settings: Settings) -> HopLatencies | str:
     """The broker's own share of a hop at the services' fetch wait (the stack gives them a short one on its embedded
     broker unless the variable is set); a line saying why when it could not be measured."""
     embedded = not os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP", "").strip()
-    chosen = os.environ.get(FETCH_MAX_WAIT_ENV, "").strip()
-    wait_ms = EMBEDDED_FETCH_MAX_WAIT_MS if embedded and not chosen else settings.kafka_fetch_max_wait_ms
+    chosen = {FETCH_MAX_WAIT_ENV: str(settings.kafka_fetch_max_wait_ms)} if os.environ.get(FETCH_MAX_WAIT_ENV) else {}
+    if embedded:
+        embedded_broker_environment(settings, chosen)  # what the stack gives its services on its own broker
+    wait_ms = int(chosen.get(FETCH_MAX_WAIT_ENV, settings.kafka_fetch_max_wait_ms))
     try:
         return asyncio.run(hop_latencies(bootstrap if embedded else settings.kafka, wait_ms))
     except (ProbeFailed, KafkaError, OSError) as exc:

@@ -19,8 +19,9 @@ from pathlib import Path
 from libs.bus.producer import publish_signed
 from libs.ledger import LedgerStore
 from libs.signing.keys import KeyRegistry
-from modelguard.bench import fresh_home, percentile, pipeline_figures, synthetic_reports, wait_all
+from modelguard.bench import fresh_home, pipeline_figures, synthetic_reports, wait_all
 from modelguard.consumer_groups import wait_for_stable_group
+from modelguard.percentiles import percentile
 from modelguard.replicas import instance_names
 from modelguard.stack import stack_down, stack_up
 

@@ -26,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from libs.bus.kafka_connection import KafkaConnection, connection_to
+from modelguard.percentiles import percentile
 
 RECORDS = 24
 SETTLE_S = 0.02
@@ -43,12 +44,11 @@ class HopLatencies:
     """Per record, in the order sent: from just before its send to the waiting consumer having it."""
 
     def line(self) -> str:
-        ordered = sorted(self.seconds)
-        p50 = ordered[len(ordered) // 2] * 1000
-        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
+        ms = [1000 * s for s in self.seconds]
         return (
             f"the broker's own share of a hop (a consumer already waiting, fetch wait {self.fetch_wait_ms} ms, "
-            f"{len(ordered)} records): p50 {p50:.1f} ms, p95 {p95:.1f} ms, most {ordered[-1] * 1000:.1f} ms"
+            f"{len(ms)} records): p50 {percentile(ms, 0.5):.1f} ms, p95 {percentile(ms, 0.95):.1f} ms, "
+            f"most {max(ms):.1f} ms"
         )
 
 
