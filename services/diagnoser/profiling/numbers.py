@@ -14,6 +14,9 @@ import pandas as pd
 
 FORMATTING = r"[^0-9.eE+\-]"
 
+Factorized = tuple[np.ndarray, pd.Index]
+"""`pd.factorize` of a column: each cell's code (-1 for a missing cell) and the distinct present cells."""
+
 
 @dataclass(frozen=True)
 class CellNumbers:
@@ -37,9 +40,10 @@ def cell_numbers(cells: pd.Series) -> CellNumbers:
     )
 
 
-def plain_numbers(cells: pd.Series) -> pd.Series:
-    """Each non-null cell as a float, NaN where it does not parse as a number as written (around whitespace)."""
-    return _per_distinct_cell(cells, lambda text: _plain(text, _parsed_as_written(text)))
+def plain_numbers(cells: pd.Series, *, factorized: Factorized | None = None) -> pd.Series:
+    """Each non-null cell as a float, NaN where it does not parse as a number as written (around whitespace).
+    `factorized`: `pd.factorize(cells)`, when the caller made it already."""
+    return _per_distinct_cell(cells, lambda text: _plain(text, _parsed_as_written(text)), factorized)
 
 
 def formatted_numbers(cells: pd.Series) -> pd.Series:
@@ -55,8 +59,12 @@ def parse_rate(parsed: pd.Series, present: pd.Series) -> float:
     return int(np.count_nonzero(parsed.notna().to_numpy() & present.to_numpy())) / count
 
 
-def _per_distinct_cell(cells: pd.Series, read: Callable[[pd.Series], np.ndarray]) -> pd.Series:
-    codes, distinct = pd.factorize(cells)  # a null cell's code is -1
+def _per_distinct_cell(
+    cells: pd.Series,
+    read: Callable[[pd.Series], np.ndarray],
+    factorized: Factorized | None = None,
+) -> pd.Series:
+    codes, distinct = factorized if factorized is not None else pd.factorize(cells)  # a null cell's code is -1
     return _spread(read(pd.Series(distinct, dtype=object)), codes, cells.index)
 
 

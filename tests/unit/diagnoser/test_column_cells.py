@@ -26,6 +26,9 @@ COLUMNS = {
     "all null": pd.Series(["", "NA", None], dtype=object),
     "empty": pd.Series([], dtype=object),
     "sparse index": pd.Series(["1", "x", "", "2"], index=[10, 3, 99, 7]),
+    "padded as read": pd.Series([" -999", "-999 ", "-999", None, "\t7\n", "\u00a07", "7"], dtype="str"),
+    "nullable string": pd.Series([" a", "a", None, "b ", "B"], dtype="string"),
+    "named": pd.Series(["x ", None, "x"], dtype="str", name="plan"),
 }
 
 
@@ -51,9 +54,9 @@ def test_quality_evidence_parses_each_read_column_once_per_window(
     found = pairs(tmp_path, incident, thresholds)
     parsed: list[str] = []
 
-    def counted(cells: pd.Series) -> pd.Series:
+    def counted(cells: pd.Series, **factorized: object) -> pd.Series:
         parsed.append(str(cells.name))
-        return plain_numbers(cells)
+        return plain_numbers(cells, **factorized)  # type: ignore[arg-type]
 
     monkeypatch.setattr(column_cells, "plain_numbers", counted)
     evidence = source_quality_evidence(found, READ, thresholds)
@@ -94,3 +97,21 @@ def test_nulls_of_a_read_file_are_the_per_cell_ones(tmp_path: Path, seed: int) -
     read = pd.read_csv(path, dtype=str, keep_default_na=True)  # as the diagnoser reads a window
     for name in values:
         pd.testing.assert_series_equal(is_null(read[name]), every_cell_null(read[name]))
+
+
+def test_text_cells_are_told_apart_once_for_every_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column read as text is factorised once for its nulls, numbers and stripped text together; each reading
+    then works on its distinct cells (three here), not on its 3,000 cells."""
+    cells = pd.Series(np.resize(np.array([" 1", "NA", "2 "], dtype=object), 3000), dtype="str")
+    calls: list[int] = []
+    real = pd.factorize
+
+    def counted(values: object, *args: object, **kwargs: object) -> object:
+        calls.append(len(values))  # type: ignore[arg-type]
+        return real(values, *args, **kwargs)
+
+    monkeypatch.setattr(column_cells.pd, "factorize", counted)
+    column = ColumnCells(cells)
+    assert column.numeric_share == 1.0
+    assert column.stripped.value_counts().to_dict() == {"1": 1000, "NA": 1000, "2": 1000}
+    assert calls == [3000]
