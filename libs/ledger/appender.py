@@ -76,12 +76,13 @@ class Appender:
         with self._lock:
             try:
                 return self._attempt(events, checked=False)
-            except IntegrityError:  # a repeat, or a head that moved behind this writer's back
-                self._heads.forget()
+            except IntegrityError:  # a repeat, or an incident taken as new that the ledger held: the ledger did
+                # not move (its end was read under the lock), so only this batch's heads are in doubt
+                self._heads.forget({e.event.meta.incident_id for e in events})
             try:
                 return self._attempt(events, checked=True)
             except IntegrityError:  # only a writer that bypassed the lock gets here; its rows are visible now
-                self._heads.forget()
+                self._heads.forget()  # and none of the heads is to be trusted
             return self._attempt(events, checked=True)
 
     def _attempt(self, events: Sequence[SignedEvent], *, checked: bool) -> list[AppendResult]:

@@ -3,7 +3,9 @@
 Trusted only while the ledger's newest position is the one this writer left it at: any other writer's append
 (another process, another store on the same database) moves that position, and the writer then forgets everything
 and reads the heads again. A writer reads the newest position under the writers' lock, in the transaction it appends
-in, so nothing can move it in between.
+in, so nothing can move it in between. A batch the database refused while the position held (a repeat, or an
+incident taken as new that the ledger already held) says nothing of the other incidents: only its own are
+forgotten.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ class HeadCache:
         self._heads.update(heads)
         self._position = newest_position
 
-    def forget(self) -> None:
-        self._heads.clear()
-        self._position = None
+    def forget(self, incidents: Iterable[str] | None = None) -> None:
+        """These incidents' heads; with None, every head and where the ledger ends."""
+        if incidents is None:
+            self._heads.clear()
+            self._position = None
+            return
+        for incident in incidents:
+            self._heads.pop(incident, None)

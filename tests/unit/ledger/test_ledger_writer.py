@@ -144,3 +144,26 @@ def test_a_new_incident_is_appended_without_reading_a_head_once_the_store_is_tru
         assert statements[0] == "BEGIN IMMEDIATE" and statements[-1] == "COMMIT"
         assert [s for s in statements if s.startswith("SELECT")] == [s for s in statements if "sqlite_sequence" in s]
         assert sum(s.startswith("INSERT") for s in statements) == 2
+
+
+def test_a_wrong_guess_forgets_only_the_heads_of_its_own_batch(db_path: Path, keys: SampleKeys) -> None:
+    """After a restart, the first append to an incident the ledger already held costs one refused attempt; the
+    heads the store remembers of other incidents stay trusted (the ledger did not move), so appending to them
+    again reads nothing and is refused nothing."""
+    old = repaired_incident(keys, "held-before")
+    with _store(db_path) as earlier:
+        earlier.append_batch(old[:2])
+    with _store(db_path) as restarted:
+        kept = [repaired_incident(keys, f"remembered-{n}") for n in range(3)]
+        restarted.append_batch([chain[0] for chain in kept])  # the memory is trusted and knows these three
+        restarted.append(old[2])  # guessed new, refused, tried again reading its head
+        statements: list[str] = []
+        restarted._appender.backend.connection().set_trace_callback(statements.append)  # type: ignore[attr-defined]
+
+        results = restarted.append_batch([chain[1] for chain in kept])
+
+        assert [(r.appended, r.sequence) for r in results] == [(True, 2)] * 3
+        assert statements.count("BEGIN IMMEDIATE") == 1 and "ROLLBACK" not in statements
+        assert [s for s in statements if s.startswith("SELECT")] == [s for s in statements if "sqlite_sequence" in s]
+        for incident in ("held-before", *(f"remembered-{n}" for n in range(3))):
+            assert verify_incident(restarted, sample_incident_id(incident), keys.registry).ok
