@@ -110,12 +110,17 @@ def _works(program: str, identity: Identity) -> str:
     return ""
 
 
-@cache
 def probe_isolation(
     mode: IsolationMode = "auto", bwrap: str | None = "bwrap", uid: int = NOBODY, gid: int = NOBODY
 ) -> Isolation:
     """bubblewrap when it starts here (``mode`` auto or bwrap), else ``none`` with the reason. ``bwrap`` names
-    the program (looked up on PATH; None: not installed); ``uid``/``gid`` the command's identity as root."""
+    the program (looked up on PATH; None: not installed); ``uid``/``gid`` the command's identity as root. Probed
+    once per process for each set of values, however the call names them."""
+    return _probed(mode, bwrap, uid, gid)
+
+
+@cache
+def _probed(mode: IsolationMode, bwrap: str | None, uid: int, gid: int) -> Isolation:
     if mode == "none":
         return Isolation("none", None, "isolation disabled by the sandbox policy")
     program = shutil.which(bwrap) if bwrap else None

@@ -117,7 +117,8 @@ def validate_repair(request: ValidationRequest) -> ValidationReport:
                 ),
             ]
             run_steps(steps, checks, request.parallel)
-            isolation = probe_isolation(default_sandbox_policy().isolation)
+            sandbox = default_sandbox_policy()  # the identity its commands ran as: one probe for both
+            isolation = probe_isolation(sandbox.isolation, uid=sandbox.run_as_uid, gid=sandbox.run_as_gid)
             evaluation = next((check for check in checks if check.name == "evaluation"), None)
             observed = evaluation.values.get("sandbox") if evaluation is not None else None
             checks.append(check_integrity(after_patch, hash_tree(workspace), isolation, observed))

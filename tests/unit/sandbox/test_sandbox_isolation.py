@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 from libs.sandbox.isolation import Isolation, probe_isolation
 
@@ -46,3 +47,18 @@ def test_bubblewrap_when_it_started_here_and_who_the_command_runs_as() -> None:
         assert (identity.uid, identity.gid, identity.drop_from_root) == (65534, 65534, True)
     else:
         assert identity.uid == os.getuid() and not identity.drop_from_root
+
+
+def test_a_probe_runs_once_per_process_whichever_way_its_values_are_named(tmp_path: Path) -> None:
+    """The validator and the sandbox ask for the same identity in different call forms: one probe, not two."""
+    runs = tmp_path / "runs"
+    counting = tmp_path / "counting-bwrap"
+    counting.write_text(f"#!/bin/sh\necho run >> {runs}\nexit 1\n")
+    counting.chmod(0o755)
+
+    first = probe_isolation("bwrap", str(counting), 65534, 65534)
+    again = probe_isolation("bwrap", bwrap=str(counting), uid=65534, gid=65534)
+    named = probe_isolation(mode="bwrap", bwrap=str(counting))
+
+    assert first is again is named and first.mechanism == "none"
+    assert len(runs.read_text().splitlines()) == (2 if os.getuid() == 0 else 1)  # as root, two identities tried
