@@ -23,6 +23,7 @@ from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
 from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.policy.effective import effective_policy_bytes, read_central_policy
+from libs.process_liveness import process_ended
 from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings
 from libs.signing.keys import provision_keys
 from modelguard.embedded_partitions import embedded_partitions
@@ -97,19 +98,7 @@ def write_state(home: Path, state: StackState) -> None:
 
 
 def pid_alive(pid: int | None) -> bool:
-    if not pid or pid < 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is not alive
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return True
+    return pid is not None and pid > 0 and not process_ended(pid)
 
 
 @cache

@@ -29,6 +29,7 @@ import socket
 from dataclasses import dataclass
 from functools import cache
 
+from libs.process_liveness import pid_namespace_inode, process_ended
 from libs.state.port import StateDatabase, StateSchema, StateTables
 
 PROCESSED_INPUTS = StateSchema(
@@ -84,11 +85,7 @@ _COUNT_FAILURE = (
 @cache
 def _pid_namespace() -> str:
     """This host and PID namespace: two processes with the same one see each other's process ids."""
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        namespace = 0
-    return f"{socket.gethostname()}:{namespace}"
+    return f"{socket.gethostname()}:{pid_namespace_inode()}"
 
 
 def replica_name(service: str) -> str:
@@ -108,17 +105,7 @@ def gone(owner: str) -> bool:
         return False
     if namespace != _pid_namespace() or number <= 0:
         return False
-    try:
-        os.kill(number, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:  # a zombie (killed, not yet reaped by its parent) is gone too
-        with open(f"/proc/{number}/stat") as stat:
-            return stat.read().rsplit(") ", 1)[-1][:1] == "Z"
-    except OSError:
-        return False
+    return process_ended(number)  # a zombie (killed, not yet reaped by its parent) is gone too
 
 
 @dataclass(frozen=True)

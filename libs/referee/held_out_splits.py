@@ -18,8 +18,9 @@ What makes sharing safe:
 
 An evaluation file over ``CACHED_BYTES_MAX`` is split into a folder of its own for the one command and removed after
 it. A split that fails is not kept: every caller waiting for it gets its error, and the next caller tries again.
-The folders are removed when the process exits (a SIGKILLed process leaves them in the temporary folder); a forked
-child starts with none and a lock of its own, and never removes its parent's.
+The folders are removed when the process exits; a forked child starts with none and a lock of its own, and never
+removes its parent's. A SIGKILLed process leaves them in the temporary folder, named for it (`process_folders`): the
+next process that splits removes them.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
+from libs.process_folders import own_prefix, remove_ended
 from libs.referee.held_out import HeldLabels, HeldOutError, read_evaluation, split_features
 
 FEATURES = "features.csv"
@@ -47,6 +50,8 @@ CACHED_BYTES_MAX = BUDGET_BYTES // 4
 """An evaluation file larger than this is split for its one command, never kept."""
 
 Key = tuple[str, str]
+KEPT, ONE_COMMAND = "held-out", "features"
+"""The kinds of this module's temporary folders (`process_folders`): the splits kept, a split for one command."""
 
 
 @dataclass(eq=False)
@@ -84,7 +89,8 @@ class HeldOutSplits:
         the labels kept back, held until the block ends. Raises HeldOutError when the rows cannot be split."""
         data = read_evaluation(evaluation_csv)
         if len(data) > self.cached_bytes_max:
-            with tempfile.TemporaryDirectory(prefix="modelguard-features-") as folder:
+            _remove_ended_processes_folders()
+            with tempfile.TemporaryDirectory(prefix=own_prefix(ONE_COMMAND)) as folder:
                 Path(folder).chmod(0o755)  # the features are no secret from the workspace; the labels stay here
                 features = Path(folder) / FEATURES
                 yield features, split_features(data, evaluation_csv.name, label, features)
@@ -149,11 +155,23 @@ class HeldOutSplits:
 
     def _folder(self) -> Path:
         if self._root is None:
-            root = Path(tempfile.mkdtemp(prefix="modelguard-held-out-"))
+            _remove_ended_processes_folders()
+            root = Path(tempfile.mkdtemp(prefix=own_prefix(KEPT)))
             root.chmod(0o755)
             weakref.finalize(self, _remove_own, root, os.getpid())
             self._root = root
         return self._root
+
+
+def _remove_ended_processes_folders() -> None:
+    _remove_ended_in(tempfile.gettempdir())
+
+
+@cache
+def _remove_ended_in(parent: str) -> None:
+    """Once per process and temporary folder (a forked child's parent did it)."""
+    for kind in (KEPT, ONE_COMMAND):
+        remove_ended(kind, Path(parent))
 
 
 def _again(error: BaseException) -> BaseException:

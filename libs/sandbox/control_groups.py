@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from libs.process_liveness import process_ended
+
 Controller = Literal["pids", "memory", "cpu"]
 CONTROLLERS: tuple[Controller, ...] = ("pids", "memory", "cpu")
 V1_NAMES: Mapping[Controller, tuple[str, ...]] = {"pids": ("pids",), "memory": ("memory",), "cpu": ("cpuacct",)}
@@ -146,16 +148,6 @@ def _read_keyed(path: Path) -> dict[str, int]:
     return values
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale(parent: Path) -> None:
     """Empty command cgroups left by a ModelGuard process that no longer runs (killed before it cleaned up)."""
     with contextlib.suppress(OSError):
@@ -163,7 +155,7 @@ def remove_stale(parent: Path) -> None:
             if not entry.name.startswith(PREFIX):
                 continue
             creator = entry.name[len(PREFIX) :].split("-", 1)[0]
-            if creator.isdigit() and not _alive(int(creator)):
+            if creator.isdigit() and process_ended(int(creator)):
                 with contextlib.suppress(OSError):
                     entry.rmdir()
 

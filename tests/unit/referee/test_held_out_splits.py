@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import os
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -183,3 +186,52 @@ def test_a_forked_child_starts_empty_with_a_lock_of_its_own(tmp_path: Path) -> N
         holder.join()
     assert os.waitstatus_to_exitcode(status) == 0
     assert parents.is_file() and splits.kept() == 1
+
+
+def test_the_folders_of_a_killed_process_are_removed_by_the_next_one_and_a_living_ones_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGKILLed service cannot remove its splits (up to the budget of features): the next process that makes a
+    folder of splits removes those of processes that no longer run, and never one of a process still running."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    script = (
+        "import os, signal, sys; from pathlib import Path; from libs.referee.held_out_splits import HeldOutSplits\n"
+        "splits = HeldOutSplits()\n"
+        "for kept in (True, False):\n"
+        "    splits.cached_bytes_max = 10**9 if kept else 1\n"
+        "    with splits.features(Path(sys.argv[1]), 'y') as (features, _):\n"
+        "        print(features.parent.parent if kept else features.parent, flush=True)\n"
+        "        if not kept: os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    source = _csv(tmp_path / "eval.csv", _rows(20))
+    killed = subprocess.run(
+        [sys.executable, "-c", script, str(source)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+        timeout=60,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = [Path(line) for line in killed.stdout.split()]
+    assert len(left) == 2 and all(folder.is_dir() for folder in left)
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    assert sorted(folder.name.split("-")[1] for folder in left) == ["features", "held"]
+    living = tmp_path / "tmp" / f"modelguard-held-out-{namespace}-{os.getppid()}-kept"
+    elsewhere = tmp_path / "tmp" / f"modelguard-held-out-{namespace + 1}-{killed_pid(left)}-another-namespace"
+    other = tmp_path / "tmp" / "modelguard-held-out-not-a-process"
+    for folder in (living, elsewhere, other):
+        folder.mkdir()
+
+    with HeldOutSplits().features(source, "y") as (features, _):
+        assert features.is_file()
+
+    assert not any(folder.exists() for folder in left)
+    assert living.is_dir() and elsewhere.is_dir() and other.is_dir()
+
+
+def killed_pid(folders: list[Path]) -> str:
+    """The process id in the name of a folder the killed process made (`modelguard-held-out-NS-PID-...`)."""
+    top = next(folder for folder in folders if folder.name.startswith("modelguard-features-"))
+    return top.name.split("-")[3]
