@@ -175,6 +175,43 @@ def _check_central(given: str | None) -> int:
     return OK if accepted else FAILURE
 
 
+def _prune_evaluations(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime, timedelta
+
+    from libs.artifacts.record_retention import prune_records
+    from libs.artifacts.records import record_store
+    from libs.workspace.evaluation_cache import RECORD_SPACE
+
+    records = record_store(load_settings(), RECORD_SPACE)
+    pruning = prune_records(records, datetime.now(UTC) - timedelta(days=args.older_than), apply=args.apply)
+    stale = f"{pruning.stale} of {pruning.examined} evaluation records in {records.where}"
+    age = f"last written over {args.older_than:g} days ago ({_size(pruning.stale_bytes)})"
+    if args.apply:
+        print(f"removed {stale} {age}")
+    else:
+        print(f"{stale} were {age}; nothing removed: run again with --apply to remove them")
+    return OK
+
+
+def _size(count: int) -> str:
+    size, unit = float(count), "B"
+    for larger in ("KiB", "MiB", "GiB", "TiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
+def _positive_days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not days > 0 or days == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of days")
+    return days
+
+
 def _emit_mcl(args: argparse.Namespace) -> int:
     import os
 
@@ -637,6 +674,20 @@ def parser() -> argparse.ArgumentParser:
         "--schema-id", type=int, metavar="N", help="default: from MODELGUARD_SCHEMA_REGISTRY_URL, else the SDK's"
     )
     emit.set_defaults(run=_emit_mcl)
+    evaluations = _command(
+        sub,
+        "evaluations",
+        "prune: remove the evaluation records (the measured evaluations' cache, beside the artifacts) last written "
+        "before --older-than days",
+        "Without --apply it only says what it would remove. Records are a cache: one removed is measured again when "
+        "next asked for. Exit 1 when the records cannot be listed or removed.",
+    )
+    evaluations.add_argument("action", choices=["prune"], help="prune: remove records older than --older-than")
+    evaluations.add_argument(
+        "--older-than", type=_positive_days, required=True, metavar="DAYS", help="age in days since the last write"
+    )
+    evaluations.add_argument("--apply", action="store_true", help="remove them (default: only say what it would)")
+    evaluations.set_defaults(run=_prune_evaluations)
     inv = _command(
         sub,
         "investigate",

@@ -9,10 +9,12 @@ import base64
 import json
 import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from libs.artifacts.record_retention import prune_records
 from libs.artifacts.records import ObjectRecords, RecordsUnavailable, record_store
 from libs.settings import load_settings
 from libs.workspace.evaluation_cache import EvaluationCache
@@ -87,3 +89,38 @@ def test_a_bucket_that_does_not_answer_is_a_miss_and_keeps_nothing(server: S3Ser
     cache = EvaluationCache(records, KEYS.keys["detector"], KEYS.registry)
     cache.put(KEY, MEASURED)  # logged, not raised: the measurement stands, it is only not kept
     assert cache.get(KEY) is None
+
+
+def test_pruning_removes_the_spaces_records_written_before_the_cutoff_and_nothing_else(
+    server: S3Server, tmp_path: Path
+) -> None:
+    """In a bucket, `modelguard evaluations prune`'s removal lists and deletes the space's records only: another
+    space's records, an object beside them that is not a record and anything outside the prefix stay."""
+    bucket = server.new_bucket()
+    records = _records(server, tmp_path, f"s3://{bucket}/modelguard/artifacts")
+    names = [f"{n:064x}" for n in range(3)]
+    for name in names:
+        records.write(name, b"{}")
+    client = server.client()
+    beside = ["modelguard/artifacts/evaluations/notes.json", "modelguard/artifacts/other/" + "a" * 64 + ".json"]
+    for key in [*beside, "elsewhere/evaluations/" + "b" * 64 + ".json"]:
+        client.put_object(Bucket=bucket, Key=key, Body=b"{}")
+
+    listed = sorted(record.name for record in records.listed())
+    assert listed == names and records.where == f"s3://{bucket}/modelguard/artifacts/evaluations/"
+    kept = prune_records(records, datetime.now(UTC) - timedelta(days=1), apply=True)
+    assert (kept.examined, kept.stale, kept.removed) == (3, 0, 0)
+
+    pruned = prune_records(records, datetime.now(UTC) + timedelta(days=1), apply=True)
+
+    assert (pruned.examined, pruned.stale, pruned.stale_bytes, pruned.removed) == (3, 3, 6, 3)
+    left = sorted(o["Key"] for o in client.list_objects_v2(Bucket=bucket).get("Contents", []))
+    assert left == sorted([*beside, "elsewhere/evaluations/" + "b" * 64 + ".json"])
+    assert all(records.read(name) is None for name in names)
+
+
+def test_a_bucket_that_cannot_be_listed_is_one_line(server: S3Server, tmp_path: Path) -> None:
+    records = _records(server, tmp_path, "s3://modelguard-no-such-bucket/artifacts")
+    with pytest.raises(RecordsUnavailable) as refused:
+        prune_records(records, datetime.now(UTC), apply=False)
+    assert "\n" not in str(refused.value) and "modelguard-no-such-bucket" in str(refused.value)
