@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import libs.sandbox.confinement as confinement
 from libs.sandbox.confinement import interpreter_paths
 from libs.sandbox.environment import search_path
 from libs.sandbox.process import CommandNotAllowed, resolve_program
@@ -33,9 +34,21 @@ def test_a_built_environment_is_run_for_python_and_shown_instead_of_modelguards(
     assert search_path(environment).split(":")[0] == str(environment.bin_dir)
 
 
-def test_without_an_environment_modelguards_interpreter_is_the_default() -> None:
+def test_without_an_environment_modelguards_interpreter_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_program(["python", "x.py"]) == [sys.executable, "x.py"]
     assert Path(os.path.realpath(sys.prefix)) in interpreter_paths()
+    resolved: list[str] = []
+    real = os.path.realpath
+
+    def counted(path: str, **options: bool) -> str:
+        resolved.append(path)
+        return real(path, **options)
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    confinement._own_interpreter_paths.cache_clear()
+    first = interpreter_paths()
+    once = len(resolved)
+    assert once and interpreter_paths() == first and len(resolved) == once  # resolved once per process
 
 
 def test_an_environment_outside_the_cache_is_refused(tmp_path: Path) -> None:
