@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from libs.python_source.definitions import FunctionNode, find_function
 from libs.python_source.division_guards import catches_zero_division
 from libs.python_source.literals import literal_like
-from libs.python_source.source_text import SourceText
-from libs.python_source.untrusted_parsing import parse_module
+from services.repairer.strategies.base_file import BaseFile
 
 DEFAULT_FOR_RETURN_TYPE = {"float": "0.0", "int": "0"}
 
@@ -33,26 +32,22 @@ def choose_fallback(
     divisors: set[str],
     operators: set[str],
     policy_fallback: float | None,
-    base_source: str | None,
+    base: BaseFile | None,
 ) -> Fallback | None:
     if policy_fallback is not None:
         return Fallback(literal_like(policy_fallback, ""), "policy")
-    if base_source is not None and (text := base_fallback(base_source, function_name, divisors)):
+    if base is not None and (text := base_fallback(base, function_name, divisors)):
         return Fallback(text, "base revision")
     typed = _typed_default(function, operators)
     return Fallback(typed, "return type") if typed is not None else None
 
 
-def base_fallback(base_source: str, function_name: str, divisors: set[str]) -> str | None:
+def base_fallback(base: BaseFile, function_name: str, divisors: set[str]) -> str | None:
     """What the base revision's ``function_name`` returns when one of ``divisors`` is zero, if it says so."""
-    try:
-        tree = parse_module(base_source)
-    except SyntaxError:
-        return None
-    function = find_function(tree, function_name)
+    function = find_function(base.tree, function_name) if base.tree is not None else None
     if function is None:
         return None
-    text = SourceText(base_source)
+    text = base.source
     for node in ast.walk(function):
         block: list[ast.stmt] = []
         if isinstance(node, ast.If) and _mentions(node.test, divisors):

@@ -32,6 +32,7 @@ from libs.python_source.imports import module_alias
 from libs.python_source.source_text import Replacement, SourceText, apply_replacements
 from libs.python_source.untrusted_parsing import parse_module
 from services.repairer.repair_context import RepairContext
+from services.repairer.strategies.base_file import BaseFile
 from services.repairer.strategies.body_start import body_start, indent_unit, statement_indent
 from services.repairer.strategies.division_fallback import choose_fallback
 from services.repairer.strategies.outcome import FileEdit, MultiFileEdit, StrategyRefusal, multi_file_edit
@@ -77,6 +78,7 @@ def guard_division(
 ) -> MultiFileEdit | StrategyRefusal:
     """Guard every unguarded division of ``function_name`` by a parameter or local (only ``divisor`` if given)."""
     policy = policy or DivisionPolicy()
+    base = BaseFile(base_source) if base_source is not None else None  # parsed once, if asked at all
     try:
         tree = parse_module(source)
     except SyntaxError as error:
@@ -86,22 +88,20 @@ def guard_division(
         return _refuse(f"no function {function_name!r} in {file}")
     vectorised = vectorised_divisions(tree, function_name, divisor)
     if vectorised:
-        return _guard_vectorised(source, tree, file, function_name, vectorised, policy, base_source)
+        return _guard_vectorised(source, tree, file, function_name, vectorised, policy, base)
     targets = _unguarded(function, divisor)
     if not targets:
         wanted = f" by {divisor!r}" if divisor else ""
         return _refuse(f"{function_name} in {file} has no unguarded division{wanted} by a parameter or local")
-    if base_source is not None:
-        inherited = _unguarded_in_base(base_source, function_name)
+    if base is not None:
+        inherited = _unguarded_in_base(base, function_name)
         targets = [target for target in targets if target.divisor not in inherited]
         if not targets:
             return _refuse(f"the base revision's {function_name} divides unguarded by the same names: not introduced")
     if not policy.denominators:
         return _refuse("the policy guards no denominator")
     divisors = {target.divisor for target in targets}
-    fallback = choose_fallback(
-        function, function_name, divisors, {t.operator for t in targets}, policy.fallback, base_source
-    )
+    fallback = choose_fallback(function, function_name, divisors, {t.operator for t in targets}, policy.fallback, base)
     if fallback is None:
         return _refuse(f"cannot tell a type-consistent fallback for {function_name}'s return type")
     text = SourceText(source)
@@ -131,14 +131,14 @@ def _guard_vectorised(
     function_name: str,
     targets: list[VectorDivision],
     policy: DivisionPolicy,
-    base_source: str | None,
+    base: BaseFile | None,
 ) -> MultiFileEdit | StrategyRefusal:
-    if base_source is not None:
-        inherited = _vectorised_in_base(base_source, function_name)
+    if base is not None:
+        inherited = _vectorised_in_base(base, function_name)
         targets = [target for target in targets if ast.unparse(target.divisor) not in inherited]
         if not targets:
             return _refuse(f"the base revision's {function_name} divides unguarded by the same values: not introduced")
-    guarded = guard_vectorised(source, tree, function_name, targets, policy, base_source)
+    guarded = guard_vectorised(source, tree, function_name, targets, policy, base)
     if isinstance(guarded, str):
         return _refuse(guarded)
     try:
@@ -159,12 +159,10 @@ def _guard_vectorised(
     )
 
 
-def _vectorised_in_base(base_source: str, function_name: str) -> set[str]:
-    try:
-        tree = parse_module(base_source)
-    except SyntaxError:
+def _vectorised_in_base(base: BaseFile, function_name: str) -> set[str]:
+    if base.tree is None:
         return set()
-    return {ast.unparse(target.divisor) for target in vectorised_divisions(tree, function_name, None)}
+    return {ast.unparse(target.divisor) for target in vectorised_divisions(base.tree, function_name, None)}
 
 
 def _unguarded(function: FunctionNode, divisor: str | None) -> list[NameDivision]:
@@ -180,11 +178,8 @@ def _unguarded(function: FunctionNode, divisor: str | None) -> list[NameDivision
     ]
 
 
-def _unguarded_in_base(base_source: str, function_name: str) -> set[str]:
-    try:
-        function = find_function(parse_module(base_source), function_name)
-    except SyntaxError:
-        return set()
+def _unguarded_in_base(base: BaseFile, function_name: str) -> set[str]:
+    function = find_function(base.tree, function_name) if base.tree is not None else None
     return {d.divisor for d in name_divisions(function) if not d.guarded} if function is not None else set()
 
 

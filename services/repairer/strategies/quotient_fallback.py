@@ -18,7 +18,7 @@ from libs.python_source.definitions import find_function
 from libs.python_source.division_guards import divisions
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import SourceText
-from libs.python_source.untrusted_parsing import parse_module
+from services.repairer.strategies.base_file import BaseFile
 from services.repairer.strategies.expression_text import normalised
 from services.repairer.strategies.vector_division_guards import divisor_core
 
@@ -57,17 +57,15 @@ def filled_value(
         return None
 
 
-def base_quotient_fallback(base_source: str, function_name: str, divisor: str) -> str | None:
+def base_quotient_fallback(base: BaseFile, function_name: str, divisor: str) -> str | None:
     """What the base revision's version of a division by ``divisor`` (source text, unguarded) gives where it
     has no answer; the same function's divisions are looked at first."""
-    try:
-        tree = parse_module(base_source)
-    except SyntaxError:
+    tree = base.tree
+    if tree is None:
         return None
     wanted = normalised(divisor)
     numpy_alias = module_alias(tree, "numpy")
-    text = SourceText(base_source)
-    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    text, parents = base.source, base.parents
     same = find_function(tree, function_name)
     functions = [same] if same is not None else []
     functions += [

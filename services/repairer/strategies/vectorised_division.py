@@ -27,6 +27,7 @@ from libs.python_source.division_guards import divisions, is_zero_guarded, paren
 from libs.python_source.imports import module_alias
 from libs.python_source.literals import literal_like
 from libs.python_source.source_text import OverlappingEdits, Replacement, SourceText, apply_replacements
+from services.repairer.strategies.base_file import BaseFile
 from services.repairer.strategies.expression_text import normalised
 from services.repairer.strategies.module_index import ModuleIndex
 from services.repairer.strategies.operand_kinds import OperandKind, OperandKinds
@@ -85,7 +86,7 @@ def guard_vectorised(
     function_name: str,
     targets: list[VectorDivision],
     policy: DivisionPolicy,
-    base_source: str | None,
+    base: BaseFile | None,
 ) -> VectorGuard | str:
     """The source with each target guarded in place, or the reason it cannot be."""
     if any(target.operator != "/" for target in targets):
@@ -98,7 +99,7 @@ def guard_vectorised(
     text = SourceText(source)
     numpy_alias = module_alias(tree, "numpy")
     parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-    writer = _Writer(text, policy, bounds, numpy_alias, base_source, function_name)
+    writer = _Writer(text, policy, bounds, numpy_alias, base, function_name)
     replacements: list[Replacement] = []
     described: list[str] = []
     for target in targets:
@@ -123,14 +124,14 @@ class _Writer:
         policy: DivisionPolicy,
         bounds: frozenset[str],
         numpy_alias: str | None,
-        base_source: str | None,
+        base: BaseFile | None,
         function_name: str,
     ) -> None:
         self.text = text
         self.policy = policy
         self.bounds = bounds
         self.numpy_alias = numpy_alias
-        self.base_source = base_source
+        self.base = base
         self.function_name = function_name
 
     def pandas(self, division: ast.BinOp, parents: Mapping[ast.AST, ast.AST]) -> tuple[Replacement, str] | str:
@@ -166,9 +167,9 @@ class _Writer:
         return Replacement(start, end, written), self._described(division, fallback, origin)
 
     def _base_fallback(self, division: ast.BinOp) -> str | None:
-        if self.base_source is None:
+        if self.base is None:
             return None
-        return base_quotient_fallback(self.base_source, self.function_name, self.text.segment(division.right))
+        return base_quotient_fallback(self.base, self.function_name, self.text.segment(division.right))
 
     def _fallback(self) -> tuple[str, str]:
         if self.policy.fallback is not None:

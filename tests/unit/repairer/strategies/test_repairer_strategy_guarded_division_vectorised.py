@@ -304,3 +304,40 @@ def test_refusals(source: str, function: str, divisor: str | None, reason: str) 
 def test_refuses_a_vectorised_division_the_base_made_unguarded_too(tmp_path: Path) -> None:
     context = repair_context(tmp_path, {FILE: PARCELS}, base={FILE: PARCELS}, suspect=PARCELS_SUSPECT)
     assert "not introduced" in refusal_of(guarded_division.propose(context))
+
+
+TWO_RATIOS = PARCELS.replace(
+    "    return out\n", '    out["floor_ratio"] = df["lot_sqft"] / df["living_sqft"]\n    return out\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "function", "divisor", "base"),
+    [
+        (TWO_RATIOS, "parcel_features", None, PARCELS_BASE),  # two vectorised divisions, each asks the base
+        (
+            "def ratio(a: float, b: float) -> float:\n    return a / b\n",
+            "ratio",
+            "b",
+            "def ratio(a: float, b: float) -> float:\n    if b == 0:\n        return 0.0\n    return a / b\n",
+        ),
+    ],
+)
+def test_the_base_revisions_file_is_parsed_once_for_every_question_asked_of_it(
+    monkeypatch: pytest.MonkeyPatch, source: str, function: str, divisor: str | None, base: str
+) -> None:
+    """Which divisions the base left unguarded and what it returns instead are asked of one parse of its file."""
+    import libs.python_source.untrusted_parsing as untrusted_parsing
+
+    parsed: list[str] = []
+    real = untrusted_parsing._parsed
+
+    def counted(text: str | bytes, mode: str) -> object:
+        parsed.append(text if isinstance(text, str) else text.decode())
+        return real(text, mode)
+
+    monkeypatch.setattr(untrusted_parsing, "_parsed", counted)
+    edit = edit_of(guard_division(source, FILE, function, divisor, base_source=base))
+
+    assert edit.edits[0].new_text != source
+    assert parsed.count(base) == 1
