@@ -1,4 +1,6 @@
-"""A finished command's staging folder is removed on a thread of its own, off the command's path.
+"""Folders nothing reads any more are removed on a thread of its own, off the path of whatever comes next: a
+finished command's staging folder, a phase's copy of an incident's workspace once its handling is done
+(`libs/workspace/materialize.py`).
 
 Removing the scratch and output folders that were mounted into the command's view waits for the kernel to let go of
 the dead mount namespace: about 1.4 ms a folder here (0.07 ms for a plain one), 4-6 ms a command, which the next

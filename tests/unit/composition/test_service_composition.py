@@ -67,6 +67,7 @@ from tests.support.sample_events import (
     workspace,
 )
 from tests.support.tiny_bundle import make_tiny_bundle
+from tests.support.waiting import wait_until
 from tests.unit.publisher.publisher_inputs import make_keys, signed, validated_payload
 
 
@@ -161,7 +162,8 @@ def test_the_diagnoser_reads_the_incident_from_its_artifact_port(tmp_path: Path)
     assert isinstance(diagnosis, DiagnosisCompleted | DiagnosisAbstained)
     assert diagnosis.workspace == collected.workspace and diagnosis.report.evidence
     assert output.event.meta.occurred_at == FIXED_TIME
-    assert not any(scratch.iterdir())  # the trees were extracted into the scratch port and removed after
+    # the trees were extracted into the scratch port and removed after (off the handling, on the removal thread)
+    assert wait_until(lambda: not any(scratch.iterdir()), 30)
 
 
 def test_the_repairer_withholds_after_an_abstention_and_reads_trees_only_from_its_artifact_port(

@@ -17,6 +17,7 @@ from libs.workspace.git import run_git
 from libs.workspace.incident_workspace import incident_trees, incident_workspace
 from libs.workspace.snapshot import snapshot_commit
 from tests.support.sample_events import gate, workspace
+from tests.support.waiting import wait_until
 from tests.unit.workspace.test_workspace_snapshot import GIT_IDENTITY
 
 
@@ -85,7 +86,7 @@ def test_the_trees_alone_leave_the_data_packed_and_are_removed_after(tmp_path: P
         assert (trees.base / "model.py").read_bytes() == b"x = 1\n"
         assert (trees.candidate / "model.py").read_bytes() == b"x = 2\n"
         assert sorted(p.name for p in trees.base.parent.iterdir()) == ["base", "candidate"]
-    assert not trees.base.parent.exists()
+    assert wait_until(lambda: not trees.base.parent.exists(), 30)  # removed on the removal thread
     with pytest.raises(RejectedInput) as caught, incident_workspace(store, state, tmp_path / "scratch"):
         pass
     assert caught.value.reason == "inputs-unavailable"  # the data the whole workspace needs
