@@ -16,6 +16,8 @@ import contextlib
 import queue
 import tempfile
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 _waiting: queue.SimpleQueue[tempfile.TemporaryDirectory[str]] = queue.SimpleQueue()
 _started = threading.Lock()
@@ -30,6 +32,17 @@ def remove_later(folder: tempfile.TemporaryDirectory[str]) -> None:
         if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_remove_forever, name="modelguard-staging-removal", daemon=True)
             _thread.start()
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix: str, parent: Path | str | None = None) -> Iterator[Path]:
+    """A fresh temporary folder (in ``parent``, default the temporary folder) for the block, queued for removal
+    when the block ends, however it ends. For a folder nothing reads once the block is over."""
+    folder = tempfile.TemporaryDirectory(prefix=prefix, dir=parent)
+    try:
+        yield Path(folder.name)
+    finally:
+        remove_later(folder)
 
 
 def _remove_forever() -> None:

@@ -6,7 +6,6 @@ two trees and the windows took a few ms of each phase's handling, before its out
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from contracts.common import WorkspaceRefs
 from libs.artifacts.store import ArtifactStore
-from libs.sandbox.folder_removal import remove_later
+from libs.sandbox.folder_removal import scratch_folder
 from libs.workspace.data_windows import DataWindow, unpack_data_windows
 from libs.workspace.snapshot import extract_snapshot
 
@@ -45,14 +44,10 @@ def materialized_trees(
     """Both trees, extracted into a fresh temporary folder removed afterwards (on the removal thread); artifacts
     are digest-checked on read."""
     scratch_root.mkdir(parents=True, exist_ok=True)
-    folder = tempfile.TemporaryDirectory(dir=scratch_root, prefix="workspace-")
-    try:
-        root = Path(folder.name)
+    with scratch_folder("workspace-", scratch_root) as root:
         extract_snapshot(artifacts.get(refs.base_snapshot), root / "base")
         extract_snapshot(artifacts.get(refs.candidate_snapshot), root / "candidate")
         yield MaterializedTrees(root / "base", root / "candidate")
-    finally:
-        remove_later(folder)
 
 
 @contextmanager

@@ -7,7 +7,6 @@ folder, and the evidence keeps its order.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from libs.policy.diagnosis import DiagnosisPolicy
+from libs.sandbox.folder_removal import scratch_folder
 from services.diagnoser.evidence import Evidence
 from services.diagnoser.extractors.feature_drift import feature_drift_evidence
 from services.diagnoser.extractors.feature_recomputation import feature_recomputation_evidence
@@ -70,8 +70,8 @@ class FeatureRuns:
 def feature_runs(inputs: IncidentInputs, parallel: int) -> Iterator[FeatureRuns]:
     """The incident's feature runs, up to ``parallel`` at once; at exit, the runs not yet begun are dropped when the
     block failed, the others waited for, and their scratch folder removed."""
-    with tempfile.TemporaryDirectory(prefix="modelguard-diagnosis-") as scratch:
-        runs = FeatureRuns(inputs, Path(scratch), parallel)
+    with scratch_folder("modelguard-diagnosis-") as scratch:
+        runs = FeatureRuns(inputs, scratch, parallel)
         try:
             yield runs
         except BaseException:

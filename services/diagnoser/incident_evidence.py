@@ -4,7 +4,6 @@ and what DataHub logged. The order of the list is stable."""
 
 from __future__ import annotations
 
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from libs.policy.diagnosis import DiagnosisPolicy
 from libs.sandbox.command_start import BegunOrDone
+from libs.sandbox.folder_removal import scratch_folder
 from libs.workspace.command_lanes import sharing_lanes
 from libs.workspace.generated_code import GeneratedFile, generated_files
 from services.diagnoser.code_diff import diff_trees
@@ -100,10 +100,10 @@ def collect_incident_evidence(
             metrics = measuring.result()
         counterfactual = counterfactual_evidence(metrics, inputs.gate)
         location = drop_location(counterfactual, thresholds)
-        with tempfile.TemporaryDirectory(prefix="modelguard-experiments-") as scratch:
-            isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, Path(scratch))
+        with scratch_folder("modelguard-experiments-") as scratch:
+            isolation = _isolate(inputs, metrics, location, on_feature_path, thresholds, scratch)
             try:
-                localisation = _localise(inputs, metrics, location, thresholds, Path(scratch), logged_renames(inputs))
+                localisation = _localise(inputs, metrics, location, thresholds, scratch, logged_renames(inputs))
             except UnreadableWindows as error:  # read before any trial runs
                 localisation, unreadable = None, error
         harmless = frozenset(isolation.dropped_paths) if isolation is not None else frozenset()

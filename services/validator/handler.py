@@ -8,7 +8,6 @@ at once (``ValidationRequest.parallel``, :mod:`services.validator.step_lanes`); 
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from libs.policy.model_policy import GatePolicy
 from libs.sandbox.copy import UnsafeWorkspace
+from libs.sandbox.folder_removal import scratch_folder
 from libs.sandbox.integrity import hash_tree
 from libs.sandbox.isolation import probe_isolation
 from libs.sandbox.limits import default_sandbox_policy
@@ -81,7 +81,7 @@ def validate_repair(request: ValidationRequest) -> ValidationReport:
     if expected_patch_sha256 is not None:
         checks.append(check_patch_identity(patch, expected_patch_sha256))
     try:
-        with sandbox_copy(candidate_dir) as workspace, tempfile.TemporaryDirectory(prefix="modelguard-outputs-") as out:
+        with sandbox_copy(candidate_dir) as workspace, scratch_folder("modelguard-outputs-") as out:
             if all_passed(checks):
                 checks.append(check_patch_applied(apply_patch(workspace, patch)))
             else:

@@ -8,7 +8,6 @@ never discovers (or writes to) a repository around it, and refuses paths that le
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from libs.sandbox.copy import copy_workspace
+from libs.sandbox.folder_removal import scratch_folder
 from libs.workspace.git import GitCommandFailed, run_git
 
 
@@ -30,11 +30,10 @@ class PatchApplication(BaseModel):
 
 @contextmanager
 def sandbox_copy(candidate_dir: Path) -> Iterator[Path]:
-    """Yield a fresh copy of ``candidate_dir``; the copy and its folder are deleted afterwards. Raises
-    UnsafeWorkspace for a link out of the workspace or a special file."""
-    with tempfile.TemporaryDirectory(prefix="modelguard-sandbox-") as folder:
-        workspace = Path(folder) / "workspace"
-        yield copy_workspace(candidate_dir, workspace)
+    """Yield a fresh copy of ``candidate_dir``; the copy and its folder are deleted afterwards (on the removal
+    thread, off the validation's path). Raises UnsafeWorkspace for a link out of the workspace or a special file."""
+    with scratch_folder("modelguard-sandbox-") as folder:
+        yield copy_workspace(candidate_dir, folder / "workspace")
 
 
 def apply_patch(workspace: Path, unified_diff: str) -> PatchApplication:

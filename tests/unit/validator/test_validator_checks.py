@@ -31,6 +31,7 @@ from services.validator.targeting import (
     targeted_command,
 )
 from tests.support.typed_policy import workspace_policy
+from tests.support.waiting import wait_until
 
 SPEC = workspace_policy(timeout_s=30)
 PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "{junit}", "tests"]
@@ -172,7 +173,7 @@ def test_sandbox_is_a_copy_and_disappears(tmp_path: Path) -> None:
         applied = apply_patch(workspace, "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n")
         assert applied.applied and applied.numstat == ((1, 1, "a.py"),)
         assert (workspace / "a.py").read_text() == "x = 2\n"
-    assert not workspace.exists()
+    assert wait_until(lambda: not workspace.exists(), 30)  # removed on the removal thread
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
 
 
