@@ -17,19 +17,17 @@ def own_prefix(kind: str) -> str:
     return f"modelguard-{kind}-{pid_namespace_inode()}-{os.getpid()}-"
 
 
-def remove_ended(kind: str, parent: Path | None = None) -> list[Path]:
+def remove_ended(kind: str, parent: Path | None = None) -> None:
     """Remove the folders of `kind` in `parent` (default: the temporary folder) made by a process of this PID
-    namespace that has ended; never a running process's, another namespace's, or a folder named otherwise. The
-    folders removed."""
+    namespace that has ended; never a running process's, another namespace's, or a folder named otherwise."""
     namespace = pid_namespace_inode()
     if not namespace:
-        return []  # no process id can be judged
+        return  # no process id can be judged
     start = f"modelguard-{kind}-{namespace}-"
-    removed: list[Path] = []
     try:
         entries = list(os.scandir(parent if parent is not None else tempfile.gettempdir()))
     except OSError:
-        return []
+        return
     for entry in entries:
         if not entry.name.startswith(start):
             continue
@@ -38,5 +36,3 @@ def remove_ended(kind: str, parent: Path | None = None) -> list[Path]:
             continue
         if process_ended(int(pid)):
             shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(Path(entry.path))
-    return removed

@@ -192,8 +192,7 @@ class ObjectRecords:
                     if found is not None:
                         yield StoredRecord(found.group(1), listed["LastModified"].astimezone(UTC), listed["Size"])
         except (ClientError, BotoCoreError) as exc:
-            where = f"s3://{self.location.bucket}/{folder}"
-            raise RecordsUnavailable(f"cannot list the records in {where}: {error_line(exc)}") from None
+            raise RecordsUnavailable(f"cannot list the records in {self.where}: {error_line(exc)}") from None
 
     def remove(self, names: Sequence[str]) -> None:
         for start in range(0, len(names), DELETE_BATCH):

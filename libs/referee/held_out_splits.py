@@ -89,7 +89,7 @@ class HeldOutSplits:
         the labels kept back, held until the block ends. Raises HeldOutError when the rows cannot be split."""
         data = read_evaluation(evaluation_csv)
         if len(data) > self.cached_bytes_max:
-            _remove_ended_processes_folders()
+            _remove_ended_in(tempfile.gettempdir())
             with tempfile.TemporaryDirectory(prefix=own_prefix(ONE_COMMAND)) as folder:
                 Path(folder).chmod(0o755)  # the features are no secret from the workspace; the labels stay here
                 features = Path(folder) / FEATURES
@@ -155,16 +155,12 @@ class HeldOutSplits:
 
     def _folder(self) -> Path:
         if self._root is None:
-            _remove_ended_processes_folders()
+            _remove_ended_in(tempfile.gettempdir())
             root = Path(tempfile.mkdtemp(prefix=own_prefix(KEPT)))
             root.chmod(0o755)
             weakref.finalize(self, _remove_own, root, os.getpid())
             self._root = root
         return self._root
-
-
-def _remove_ended_processes_folders() -> None:
-    _remove_ended_in(tempfile.gettempdir())
 
 
 @cache

@@ -27,11 +27,3 @@ class BaseFile:
     @cached_property
     def source(self) -> SourceText:
         return SourceText(self.text)
-
-    @cached_property
-    def parents(self) -> dict[ast.AST, ast.AST]:
-        """Each node's parent in `tree` (empty when it does not parse)."""
-        tree = self.tree
-        if tree is None:
-            return {}
-        return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}

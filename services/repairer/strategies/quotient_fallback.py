@@ -18,6 +18,7 @@ from libs.python_source.definitions import find_function
 from libs.python_source.division_guards import divisions
 from libs.python_source.imports import module_alias
 from libs.python_source.source_text import SourceText
+from libs.python_source.tree_walk import parents_of
 from services.repairer.strategies.base_file import BaseFile
 from services.repairer.strategies.expression_text import normalised
 from services.repairer.strategies.vector_division_guards import divisor_core
@@ -65,7 +66,7 @@ def base_quotient_fallback(base: BaseFile, function_name: str, divisor: str) -> 
         return None
     wanted = normalised(divisor)
     numpy_alias = module_alias(tree, "numpy")
-    text, parents = base.source, base.parents
+    text, parents = base.source, parents_of(tree)
     same = find_function(tree, function_name)
     functions = [same] if same is not None else []
     functions += [
