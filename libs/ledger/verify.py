@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from libs.events.codec import MalformedMessage, SignedEvent
+from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
 from libs.ledger.chain_links import LinkFormat, link_format
 from libs.ledger.rows import IncidentHead, LedgerRow
 from libs.ledger.store import LedgerStore
-from libs.ledger.stored_envelope import open_stored
 from libs.ledger.tables import GENESIS_HASH
 from libs.signing.keys import KeyRegistry
 
@@ -156,7 +155,7 @@ def _link_problems(
 
 def _open(raw: bytes, registry: KeyRegistry) -> tuple[SignedEvent | None, str]:
     try:
-        return open_stored(raw, registry), ""
+        return open_envelope(raw, registry), ""
     except MalformedMessage as exc:
         return None, f"envelope rejected ({exc.reason}): {exc.detail}"
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+from collections.abc import Callable
 
 import pytest
 
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope, DsseSignature
 from libs.canonical_json import canonical_bytes
-from libs.events.codec import MalformedMessage, envelope_bytes, event_bytes, open_envelope, seal
+from libs.events.codec import MalformedMessage, SignedEvent, envelope_bytes, event_bytes, open_envelope, seal
+from libs.events.strict_reading import open_strictly
 from libs.signing.dsse import SignatureError, sign_envelope
+from libs.signing.keys import KeyRegistry
 from tests.support.sample_events import Keys, detected, reported
 
 
@@ -105,16 +109,19 @@ def test_envelope_bytes_are_the_canonical_json_of_the_envelope(text: str) -> Non
         assert envelope_bytes(envelope) == canonical_bytes(envelope.model_dump(mode="json"))
 
 
-def test_opening_decodes_the_payload_once(keys: Keys, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("opener", [open_envelope, open_strictly])
+def test_opening_decodes_the_payload_once(
+    keys: Keys, monkeypatch: pytest.MonkeyPatch, opener: Callable[[bytes, KeyRegistry], SignedEvent]
+) -> None:
     signed = reported(keys)
     decoded: list[int] = []
-    real = base64.b64decode
+    real = binascii.a2b_base64  # what base64.b64decode calls too
 
     def counting(data: str | bytes, *args: object, **kwargs: object) -> bytes:
         decoded.append(len(data))
         return real(data, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(base64, "b64decode", counting)
-    open_envelope(signed.envelope_bytes, keys.registry)
+    monkeypatch.setattr(binascii, "a2b_base64", counting)
+    opener(signed.envelope_bytes, keys.registry)
     assert sorted(decoded)[-1] == len(signed.envelope.payload)
     assert decoded.count(len(signed.envelope.payload)) == 1

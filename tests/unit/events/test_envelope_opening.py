@@ -1,11 +1,12 @@
-"""The audit's opener gives what `open_envelope` gives, for every envelope of a real run, for the same events as
-their one-minor-older writers signed them, for a newer minor, and for each kind of damage: the same event, or the
-same refusal with the same reason."""
+"""`open_envelope` (its quick reading first) gives what the strict reading gives, for every envelope of a real run,
+for the same events as their one-minor-older writers signed them, for a newer minor, for each kind of damage, and
+for random damage to every byte position: the same event, or the same refusal with the same reason."""
 
 from __future__ import annotations
 
 import base64
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from contracts.envelope import EVENT_PAYLOAD_TYPE
 from contracts.registry import contract_for
 from libs.canonical_json import canonical_bytes
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope
-from libs.ledger.stored_envelope import _opened, open_stored
+from libs.events.quick_reading import open_quickly
+from libs.events.strict_reading import open_strictly
 from libs.signing.dsse import sign_envelope
 from libs.signing.keys import KeyRegistry
 from tests.support.sample_events import SampleKeys, repaired_incident
@@ -43,15 +45,15 @@ def test_every_envelope_of_a_real_run_and_its_older_minor_form_opens_alike() -> 
     assert len(envelopes) > 16
     past_major = 0
     for raw in envelopes:
-        assert _outcome(open_stored, raw, registry) == _outcome(open_envelope, raw, registry)
+        assert _outcome(open_envelope, raw, registry) == _outcome(open_strictly, raw, registry)
         meta = json.loads(base64.b64decode(json.loads(raw)["payload"]))["meta"]
         if int(meta["event_version"].split(".")[0]) < contract_for(meta["event_type"]).major:
             # an event of a past major (EvaluationReported 1.x) is checked against its writer's model and upcast:
-            # open_envelope's way, which the audit's path hands it to
-            assert _opened(raw, registry) is None
+            # the strict reading's way, which the quick one hands it to
+            assert open_quickly(raw, registry) is None
             past_major += 1
         else:
-            assert _opened(raw, registry) is not None  # on the audit's own path, not by falling back
+            assert open_quickly(raw, registry) is not None  # on the quick path, not by falling back
     assert 0 < past_major < len(envelopes)
 
 
@@ -149,10 +151,64 @@ def test_damaged_envelopes_are_refused_alike(damage: str) -> None:
     elif damage == "infinity as text, signed":  # a float field takes "inf" from text: no canonical JSON of it
         raw = _resigned(keys, signed, _with(("payload", "claimed", "baseline", "roc_auc"), "inf"))
 
-    assert _outcome(open_stored, raw, keys.registry) == _outcome(open_envelope, raw, keys.registry)
+    assert _outcome(open_envelope, raw, keys.registry) == _outcome(open_strictly, raw, keys.registry)
     if damage == "infinity as text, signed":
         assert _outcome(open_envelope, raw, keys.registry)[1][0] in {"schema-violation", "non-canonical-payload"}  # type: ignore[index]
     if damage.startswith("a number JSON cannot carry"):  # refused as JSON, before any signature is read
         assert _outcome(open_envelope, raw, keys.registry)[1][0] == "bad-payload"  # type: ignore[index]
     opens = ("untouched", "not canonical", "a stranger's signature first")
-    assert (_opened(raw, keys.registry) is not None) == (damage in opens)
+    assert (open_quickly(raw, keys.registry) is not None) == (damage in opens)
+
+
+def _damaged(data: bytes, rng: random.Random) -> bytes:
+    """`data` with one random change: a byte replaced, removed, repeated or put before it, whitespace put before it,
+    or the bytes cut short; at any position, or (half the time) at one of JSON's structural characters, where a
+    change can leave the JSON valid and change only its form."""
+    structural = [i for i, byte in enumerate(data) if byte in b'{}[]",:']
+    at = rng.choice(structural) if structural and rng.random() < 0.5 else rng.randrange(len(data))
+    byte = bytes([rng.choice(b'{}[]",:0123456789.eE-+ \t\naAzZ\\/\x00\xff')])
+    kind = rng.randrange(6)
+    if kind == 5:  # whitespace JSON allows between tokens, and canonical JSON never writes
+        return data[:at] + rng.choice([b" ", b"\n", b"\t"]) + data[at:]
+    if kind == 0:
+        return data[:at] + byte + data[at + 1 :]
+    if kind == 1:
+        return data[:at] + data[at + 1 :]
+    if kind == 2:
+        return data[: at + 1] + data[at:]
+    if kind == 3:
+        return data[:at] + byte + data[at:]
+    return data[:at]
+
+
+def test_random_damage_to_envelopes_and_signed_payloads_opens_or_is_refused_alike() -> None:
+    """Damage no one chose: each event of an incident, its envelope bytes or its payload (signed again by its
+    producer, so the damage reaches the reading of the event), changed at random positions. Whatever the strict
+    reading opens, `open_envelope` opens as the same event; whatever it refuses, `open_envelope` refuses with the
+    same reason and detail."""
+    keys = SampleKeys.generate()
+    rng = random.Random(20261206)
+    outcomes: dict[str, int] = {}
+    for signed in repaired_incident(keys, "random-damage"):
+        payload = base64.b64decode(signed.envelope.payload)
+        producer_key = keys.keys[signed.event.meta.producer]
+        for _ in range(40):
+            raw = _damaged(signed.envelope_bytes, rng)
+            strictly = _outcome(open_strictly, raw, keys.registry)
+            assert _outcome(open_envelope, raw, keys.registry) == strictly, raw[:200]
+            _count(outcomes, strictly)
+        for _ in range(40):
+            envelope = sign_envelope(_damaged(payload, rng), EVENT_PAYLOAD_TYPE, producer_key)
+            raw = canonical_bytes(envelope.model_dump(mode="json"))
+            strictly = _outcome(open_strictly, raw, keys.registry)
+            assert _outcome(open_envelope, raw, keys.registry) == strictly, raw[:200]
+            _count(outcomes, strictly)
+    # the damage reached every stage of the reading, and some of it was harmless (a changed character in a free-text
+    # field, signed again, is a valid event; whitespace between the envelope's tokens is allowed)
+    stages = {"not-json", "bad-payload", "bad-signature", "schema-violation", "non-canonical-payload", "opened"}
+    assert stages <= set(outcomes), outcomes
+
+
+def _count(outcomes: dict[str, int], outcome: tuple[str, Any]) -> None:
+    name = outcome[0] if outcome[0] == "opened" else outcome[1][0]
+    outcomes[name] = outcomes.get(name, 0) + 1

@@ -1,12 +1,15 @@
-"""Opening a stored envelope for the audit: every check `open_envelope` makes, each made once.
+"""Opening an envelope that opens: every check `open_strictly` makes, each made once, in the cheapest order.
 
-`open_envelope` is written for untrusted bytes off the wire and says exactly why it refuses them: it parses the
-envelope and its payload as JSON, then validates them, reading the payload twice on the way (as a document, then
-as its event). Here the common case is an envelope that passes, so the checks run in the cheapest order that
-proves the same thing: the typed event's canonical form equals the signed payload byte for byte (which is what
-`open_envelope` requires last, and which pins down the document it would have parsed), and a key registered to the
-event's producer signed it. Whenever any check does not hold, or the event is of a newer minor, the row goes through
-`open_envelope` itself, so a refusal reads exactly as it always did.
+`open_strictly` says exactly why it refuses bytes: it parses the envelope and its payload as JSON, then validates
+them, reading the payload twice on the way (as a document, then as its event). Almost every message and stored row
+is an envelope that opens, so here the checks run in the cheapest order that proves the same thing: the typed
+event's canonical form equals the signed payload byte for byte (which is what `open_strictly` requires last, and
+which pins down the document it would have parsed), and a key registered to the event's producer signed it.
+Whenever any check does not hold, or the event is of a newer minor or a past major, this gives None and the bytes go
+through `open_strictly` (`libs/events/codec.py`), so a refusal reads exactly as it always did.
+
+On a real run's events this takes 4.4 ms for a 130 kB context bundle where `open_strictly` takes 5.5, and 0.16 ms
+for a 2 kB event against 0.20.
 """
 
 from __future__ import annotations
@@ -21,19 +24,15 @@ from pydantic import ValidationError
 from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope, pae
 from contracts.registry import Event, UnknownEventType, contract_for, minor_difference
 from libs.canonical_json import is_canonical_bytes
-from libs.events.codec import SignedEvent, envelope_bytes, open_envelope
+from libs.events.signed_event import SignedEvent, envelope_bytes
 from libs.signing.keys import KeyRegistry
 
 # canonical JSON sorts keys, so an event's type and version are next to each other in its meta
 _TYPE_AND_VERSION = re.compile(rb'"event_type":"([A-Za-z0-9_.-]{1,64})","event_version":"(\d+)\.(\d+)"')
 
 
-def open_stored(raw: bytes, registry: KeyRegistry) -> SignedEvent:
-    """The verified event of a stored envelope; raises MalformedMessage as `open_envelope` does."""
-    return _opened(raw, registry) or open_envelope(raw, registry)
-
-
-def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
+def open_quickly(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
+    """The verified event of `raw`, or None when `open_strictly` must read it (to open it, or to say why not)."""
     try:
         envelope = DsseEnvelope.model_validate_json(raw)
         if envelope.payloadType != EVENT_PAYLOAD_TYPE:
@@ -51,12 +50,12 @@ def _opened(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
         return None
     ahead = minor_difference(meta.event_version, contract)
     if ahead > 0:
-        return None  # read tolerantly from its document: open_envelope's way
+        return None  # read tolerantly from its document: open_strictly's way
     signed_document = event.model_dump(mode="json", exclude_unset=ahead < 0)
     try:
         if not is_canonical_bytes(signed_document, payload):
             return None
-    except ValueError:  # a number canonical JSON cannot hold (1e999, "inf" as text): open_envelope says why
+    except ValueError:  # a number canonical JSON cannot hold (1e999, "inf" as text): open_strictly says why
         return None
     signer = _signer(envelope, payload, meta.producer, registry)
     return None if signer is None else SignedEvent(event, envelope, envelope_bytes(envelope), signer)
