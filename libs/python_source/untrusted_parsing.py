@@ -18,12 +18,16 @@ UnreadableSource, a SyntaxError with the shared reason.
 
 The depth is measured by the walk every reader of the tree shares (``tree_walk.walked``), so the check costs no extra
 pass for them.
+
+Within ``shared_parses()`` (``shared_parses.py``), a text one reader parsed is not parsed again for the next: the tree
+is shared, and no reader changes it.
 """
 
 from __future__ import annotations
 
 import ast
 
+from libs.python_source.shared_parses import keep_tree, kept_tree
 from libs.python_source.source_encoding import decode_source
 from libs.python_source.tree_walk import TooDeep, walked_within
 
@@ -52,6 +56,9 @@ def _parsed(source: str | bytes, mode: str) -> ast.AST:
     if isinstance(source, bytes):
         source = decode_source(source).text  # raises UnreadableSource, a SyntaxError, with the shared reason
     source = source.removeprefix(BYTE_ORDER_MARK)
+    shared = kept_tree(source, mode)
+    if shared is not None:
+        return shared
     try:
         tree = ast.parse(source, mode=mode)
     except (ValueError, RecursionError, MemoryError) as error:  # UnicodeEncodeError is a ValueError
@@ -64,4 +71,5 @@ def _parsed(source: str | bytes, mode: str) -> ast.AST:
         refusal = SyntaxError(f"nested deeper than {MAX_DEPTH} levels: too deep to read safely")
         refusal.lineno = line
         raise refusal from None
+    keep_tree(source, mode, tree)
     return tree

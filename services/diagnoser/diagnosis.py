@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from contracts.catalogue import Hypothesis
 from contracts.events.diagnosis import ExperimentRun, RepairHints
 from libs.policy.diagnosis import DiagnosisPolicy
+from libs.python_source.shared_parses import shared_parses
 from services.diagnoser.catalogue.decision import CauseLocation, Decision, decide
 from services.diagnoser.catalogue.facts import Facts, read_facts, unmeasured_facts
 from services.diagnoser.catalogue.scoring import ScoredHypothesis, rank_hypotheses
@@ -57,11 +58,12 @@ def diagnose_inputs(
 ) -> IncidentDiagnosis:
     """``policy`` is the central policy's ``diagnosis`` section (every threshold required);
     ``generated_globs`` its ``repair.generated_paths``."""
-    collected = collect_incident_evidence(inputs, policy, generated_globs)
-    facts = read_facts(list(collected.evidence))
-    ranked = rank_hypotheses(facts, unmeasured=unmeasured_facts(list(collected.evidence)))
-    decision = decide(ranked, facts, policy)
-    return _outcome(inputs, collected, facts, ranked, decision, policy)
+    with shared_parses():  # the diff, the import closure, each reader of the code and the hints read the same files
+        collected = collect_incident_evidence(inputs, policy, generated_globs)
+        facts = read_facts(list(collected.evidence))
+        ranked = rank_hypotheses(facts, unmeasured=unmeasured_facts(list(collected.evidence)))
+        decision = decide(ranked, facts, policy)
+        return _outcome(inputs, collected, facts, ranked, decision, policy)
 
 
 def _outcome(

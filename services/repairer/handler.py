@@ -18,11 +18,12 @@ from contracts.catalogue import Hypothesis, RepairStrategy
 from contracts.common import AssetOwners
 from contracts.events.diagnosis import DiagnosisAbstained, DiagnosisCompleted
 from contracts.outcomes import Outcome
-from libs.patch_guard.policy import GuardPolicyError
+from libs.patch_guard.policy import EffectivePolicy, GuardPolicyError
 from libs.patch_guard.source_trees import SourceTrees
 from libs.patch_guard.workspace_config import WorkspaceConfigError
 from libs.policy.model_policy import WorkspacePolicy
 from libs.policy.repair import RepairNarrowing, RepairPolicy
+from libs.python_source.shared_parses import shared_parses
 from services.repairer.catalogue import (
     CATALOGUE,
     CAUSE_IN_DATA,
@@ -133,6 +134,19 @@ def propose_repair(
             "no_applicable_strategy",
             f"the policy permits none of {[name.value for name in names]} for {target.hypothesis.value!r}",
         )
+    with shared_parses():  # the strategies and the guard read the same few texts: each parsed once
+        return _proposal_of(target, permitted, guard, candidate_dir, base_dir, repair_policy, workspace_spec)
+
+
+def _proposal_of(
+    target: RepairTarget,
+    permitted: list[RepairStrategy],
+    guard: EffectivePolicy,
+    candidate_dir: Path,
+    base_dir: Path | None,
+    repair_policy: RepairPolicy | RepairNarrowing | None,
+    workspace_spec: WorkspacePolicy,
+) -> RepairProposal | RepairWithholding:
     context = build_context(
         candidate=SourceTree(Path(candidate_dir)),
         base=SourceTree(Path(base_dir)) if base_dir is not None else None,

@@ -7,6 +7,7 @@ phases themselves."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 from pathlib import Path
 from typing import Any
@@ -227,3 +228,27 @@ def test_validation_passes_in_an_isolated_copy(
     assert gate.baseline - validation.repaired_value <= gate.tolerance
     assert validation.source_unchanged
     assert tree_digests(bundle.tree("candidate")) == candidate_digests
+
+
+def test_one_diagnosis_parses_each_file_once(
+    inputs: IncidentInputs, central: dict[str, Any], diagnosis: IncidentDiagnosis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The diff, the import closure, the readers of the code and the repair hints read the same few files: each text
+    is parsed once per diagnosis (`shared_parses`; 20 parses of 6 texts before), and the outcome is the same."""
+    import libs.python_source.untrusted_parsing as untrusted_parsing
+
+    parsed: list[str] = []
+    real = ast.parse
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(untrusted_parsing.ast, "parse", counting)
+    again = diagnose_inputs(inputs, DiagnosisPolicy.model_validate(central["diagnosis"]))
+    assert len(parsed) == len(set(parsed)) >= 4
+    assert (again.decision, again.chosen_hypothesis, again.hypotheses) == (
+        diagnosis.decision,
+        diagnosis.chosen_hypothesis,
+        diagnosis.hypotheses,
+    )

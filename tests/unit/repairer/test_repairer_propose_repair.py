@@ -3,6 +3,7 @@ withholding out. Both revisions are only read."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,32 @@ def test_the_guard_checks_of_one_handling_share_their_parsed_trees_and_another_h
     first, second = shared
     assert len(first) == 2 and first[0] is first[1] is not None
     assert len(second) == 2 and second[0] is second[1] and second[0] is not first[0]
+
+
+def test_one_handling_parses_each_text_once_and_the_next_handling_parses_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strategies and the patch guard read the same texts (the file before the edit, the edited file, the base
+    revision's): each is parsed once per handling (`shared_parses`), where it used to be parsed twice."""
+    import libs.python_source.untrusted_parsing as untrusted_parsing
+
+    parsed: list[str] = []
+    real = ast.parse
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(untrusted_parsing.ast, "parse", counting)
+    base = write_tree(tmp_path / "base", {"pkg/features.py": FEATURES.replace("monthly", "per_month")})
+    result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
+    assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
+    texts = {FEATURES, FEATURES.replace("monthly", "per_month")}
+    assert texts <= set(parsed)  # the candidate's and the base revision's files, and the edited one
+    assert len(parsed) == len(set(parsed)) >= 3
+    first = len(parsed)
+    propose_repair(diagnosis(), workspace(tmp_path / "again"), POLICY, SPEC, base_dir=base)
+    assert len(parsed) == 2 * first
 
 
 def test_a_division_revert_and_guard_of_the_same_size_keep_the_catalogue_order(tmp_path: Path) -> None:
