@@ -2,14 +2,15 @@ from __future__ import annotations
 
 import hashlib
 import io
+import random
 import stat
 import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from libs.workspace.git import run_git
-from libs.workspace.snapshot import UnsafeSnapshot, extract_snapshot, snapshot_commit, tree_digests
+from libs.workspace.snapshot import UnsafeSnapshot, _check_member, extract_snapshot, snapshot_commit, tree_digests
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Test",
@@ -285,3 +286,58 @@ def test_extract_keeps_links_that_lead_inside_through_other_links(tmp_path: Path
     extract_snapshot(data, tmp_path / "out")
     assert (tmp_path / "out" / "via").read_text() == "A = 1\n"
     assert (tmp_path / "out" / "p" / "q" / "here" / "a.py").read_text() == "A = 1\n"
+
+
+def _resolved_check(info: tarfile.TarInfo, dest: Path) -> bool:
+    """Whether a member stays inside ``dest`` by ``Path.resolve`` on the disk (how the check was made before it
+    read names alone): the oracle for ``_check_member`` on a fresh, empty destination."""
+    name = PurePosixPath(info.name)
+    if name.is_absolute() or info.name.startswith(("/", "\\")) or ".." in name.parts:
+        return False
+    target = (dest / name).resolve()
+    if not target.is_relative_to(dest):
+        return False
+    if info.issym():
+        link = PurePosixPath(info.linkname)
+        return not link.is_absolute() and (target.parent / link).resolve().is_relative_to(dest)
+    return True
+
+
+def test_a_members_place_read_from_its_name_is_where_the_disk_would_resolve_it(tmp_path: Path) -> None:
+    """Random names and link targets (parents, the current folder, empty parts, absolute, backslashes), on a fresh
+    destination as extraction has it: a member is refused exactly when resolving its place, and its link's target,
+    on the disk would find them outside."""
+    rng = random.Random(20261206)
+    parts = ["a", "b", "..", ".", "", "c d", "\\", "a\\..", "...", "b.."]
+
+    def path() -> str:
+        name = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 5)))
+        return ("/" if rng.random() < 0.1 else "") + name
+
+    dest = (tmp_path / "fresh").resolve()
+    dest.mkdir()
+    refused = kept = 0
+    for _ in range(3000):
+        info = tarfile.TarInfo(path())
+        info.type = rng.choice([tarfile.REGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE])
+        if info.issym():
+            info.linkname = path()
+        expected = _resolved_check(info, dest)
+        try:
+            _check_member(info, str(dest))
+        except UnsafeSnapshot:
+            assert not expected, (info.name, info.linkname)
+            refused += 1
+        else:
+            assert expected, (info.name, info.linkname)
+            kept += 1
+    assert not any(dest.iterdir())
+    assert refused > 500 and kept > 500, (refused, kept)
+
+
+@pytest.mark.parametrize("field", ["name", "linkname"])
+def test_a_nul_byte_in_a_name_is_an_unsafe_snapshot(field: str, tmp_path: Path) -> None:
+    info = member("pkg/a.py", tarfile.SYMTYPE, "b.py")
+    setattr(info, field, getattr(info, field).replace(".py", "\0.py"))
+    with pytest.raises(UnsafeSnapshot, match="NUL"):
+        _check_member(info, str(tmp_path))
