@@ -7,7 +7,6 @@ phases themselves."""
 
 from __future__ import annotations
 
-import ast
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from services.repairer.handler import RepairProposal, propose_repair
 from services.validator.handler import ValidationReport, validate_repair
 from services.validator.request import ValidationRequest
 from tests.support.bundle_inputs import bundle_inputs
+from tests.support.parse_counting import counted_parses
 from tests.support.sample_events import artifact
 from tests.support.typed_policy import repair_section
 
@@ -235,16 +235,7 @@ def test_one_diagnosis_parses_each_file_once(
 ) -> None:
     """The diff, the import closure, the readers of the code and the repair hints read the same few files: each text
     is parsed once per diagnosis (`shared_parses`; 20 parses of 6 texts before), and the outcome is the same."""
-    import libs.python_source.untrusted_parsing as untrusted_parsing
-
-    parsed: list[str] = []
-    real = ast.parse
-
-    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
-        parsed.append(source)
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(untrusted_parsing.ast, "parse", counting)
+    parsed = counted_parses(monkeypatch)
     again = diagnose_inputs(inputs, DiagnosisPolicy.model_validate(central["diagnosis"]))
     assert len(parsed) == len(set(parsed)) >= 4
     assert (again.decision, again.chosen_hypothesis, again.hypotheses) == (

@@ -7,30 +7,20 @@ from __future__ import annotations
 import ast
 import threading
 from contextvars import copy_context
-from typing import Any
 
 import pytest
 
 import libs.python_source.shared_parses as shared_parses_module
-import libs.python_source.untrusted_parsing as untrusted_parsing
 from libs.python_source.shared_parses import shared_parses
 from libs.python_source.untrusted_parsing import parse_expression, parse_module
+from tests.support.parse_counting import counted_parses
 
 SOURCE = 'def monthly(total, months):\n    """Per month."""\n    return total / months\n'
 
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Each text `ast.parse` is called on by the untrusted parser."""
-    called: list[str] = []
-    real = ast.parse
-
-    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
-        called.append(source)
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(untrusted_parsing.ast, "parse", counting)
-    return called
+    return counted_parses(monkeypatch)
 
 
 def test_a_text_is_parsed_once_in_a_scope_as_text_and_as_its_bytes(parses: list[str]) -> None:

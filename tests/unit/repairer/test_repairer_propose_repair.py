@@ -3,7 +3,6 @@ withholding out. Both revisions are only read."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from contracts.events.diagnosis import DiagnosisCompleted
 from services.repairer.handler import RepairProposal, RepairWithholding, propose_repair
 from services.repairer.patch_guard import GuardViolation, changed_lines_of
+from tests.support.parse_counting import counted_parses
 from tests.support.sample_diagnosis import diagnosis_abstained, diagnosis_completed
 from tests.support.typed_policy import repair_section, workspace_policy
 from tests.unit.repairer.strategies.patched_trees import write_tree
@@ -162,16 +162,7 @@ def test_one_handling_parses_each_text_once_and_the_next_handling_parses_its_own
 ) -> None:
     """The strategies and the patch guard read the same texts (the file before the edit, the edited file, the base
     revision's): each is parsed once per handling (`shared_parses`), where it used to be parsed twice."""
-    import libs.python_source.untrusted_parsing as untrusted_parsing
-
-    parsed: list[str] = []
-    real = ast.parse
-
-    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
-        parsed.append(source)
-        return real(source, *args, **kwargs)
-
-    monkeypatch.setattr(untrusted_parsing.ast, "parse", counting)
+    parsed = counted_parses(monkeypatch)
     base = write_tree(tmp_path / "base", {"pkg/features.py": FEATURES.replace("monthly", "per_month")})
     result = propose_repair(diagnosis(), workspace(tmp_path), POLICY, SPEC, base_dir=base)
     assert isinstance(result, RepairProposal) and result.strategy == "guarded_division"
