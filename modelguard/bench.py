@@ -27,6 +27,7 @@ from pathlib import Path
 from aiokafka.errors import KafkaError
 
 from contracts.common import ArtifactRef
+from contracts.events.evaluation import EvaluationReported
 from libs.artifacts.open_store import artifact_store
 from libs.artifacts.store import ArtifactStore
 from libs.bundle.load import load_bundle
@@ -34,7 +35,7 @@ from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
 from libs.settings import FETCH_MAX_WAIT_ENV, Settings, load_settings
-from libs.signing.keys import KeyRegistry, load_private_key
+from libs.signing.keys import KeyRegistry, SigningKey, load_private_key
 from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
 from modelguard.broker_restart import republish_once, run_broker_restart
@@ -42,6 +43,7 @@ from modelguard.bus_hop_probe import HopLatencies, ProbeFailed, hop_latencies
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
+from modelguard.one_at_a_time import one_at_a_time_lines, report_one_at_a_time
 from modelguard.percentiles import percentile
 from modelguard.pipeline_overhead import (
     IncidentTime,
@@ -59,6 +61,8 @@ from modelguard.summary import PHASE_OF
 
 CHURN = SCENARIOS / "churn-monthly-spend"
 PHASES = ("detect", "context", "diagnose", "repair", "validate", "publish")
+ALONE = 4
+"""Incidents the pipeline bench reports one at a time after its wave (``one_at_a_time.py``)."""
 
 
 def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
@@ -80,11 +84,19 @@ def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int
 
 
 def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
+    """``n`` reports of the churn scenario's evaluation, each of its own trees, signed now."""
+    metric, key, evaluations = synthetic_evaluations(settings, n)
+    return [sign_report(evaluation, metric, key) for evaluation in evaluations]
+
+
+def synthetic_evaluations(settings: Settings, n: int) -> tuple[str, SigningKey, list[EvaluationReported]]:
+    """The gate's metric, the reporter's key and ``n`` evaluations to report: the churn scenario evaluated once,
+    then each given trees of its own (``_own_snapshot``) and a commit and run of its own."""
     metric = load_bundle(CHURN).spec.gate.metric
     artifacts = artifact_store(settings)
     evaluation = evaluate_bundle(CHURN, settings.home / "ci", artifacts, "bench-template", None)
     key = load_private_key(PRODUCER, settings.keys_dir / f"{PRODUCER}.key")
-    reports = []
+    evaluations = []
     for i in range(n):
         commit = hashlib.sha1(f"bench-{i}-{evaluation.workspace.candidate_commit}".encode()).hexdigest()
         workspace = evaluation.workspace.model_copy(
@@ -94,9 +106,8 @@ def synthetic_reports(settings: Settings, n: int) -> list[SignedEvent]:
                 "candidate_snapshot": _own_snapshot(artifacts, evaluation.workspace.candidate_snapshot, i),
             }
         )
-        synthetic = evaluation.model_copy(update={"run_id": f"bench-{i}", "workspace": workspace})
-        reports.append(sign_report(synthetic, metric, key))
-    return reports
+        evaluations.append(evaluation.model_copy(update={"run_id": f"bench-{i}", "workspace": workspace}))
+    return metric, key, evaluations
 
 
 def wait_all(
@@ -249,8 +260,12 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     settings = fresh_home(out)
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
     try:
-        print(f"evaluating the churn scenario once, then reporting {n} synthetic incidents ...")
-        reports = synthetic_reports(settings, n)
+        print(
+            f"evaluating the churn scenario once, then reporting {n} synthetic incidents at once and {ALONE} more "
+            "one at a time ..."
+        )
+        metric, key, evaluations = synthetic_evaluations(settings, n + ALONE)
+        reports = [sign_report(evaluation, metric, key) for evaluation in evaluations[:n]]
         registry = KeyRegistry.load(settings.key_registry_path)
         store = LedgerStore(settings.ledger_url)
         processes = {**state.services, "broker": state.broker_pid}
@@ -261,6 +276,12 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         wall = time.monotonic() - started
         spent = CpuSpent.between(cpu_before, cpu_readings(processes))
         hop = _broker_hop(state.bootstrap, settings)
+        alone = report_one_at_a_time(
+            evaluations[n:],
+            lambda evaluation: sign_report(evaluation, metric, key),
+            lambda report: asyncio.run(publish_signed(state.bootstrap, [report])),
+            lambda incident: wait_all(store, registry, [incident], timeout_s=180.0).get(incident),
+        )
     finally:
         stack_down(settings)
     figures = pipeline_figures(done)
@@ -281,6 +302,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     together = at_once(done, spans, wall, len(os.sched_getaffinity(0)))
     print(together.line())
     print(services_cpu_line(spent, len(done), together))
+    print("\n".join(one_at_a_time_lines(incident_times(alone, spans), ALONE)))
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")
@@ -292,4 +314,4 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
                 print(str(bench_ledger(url, 2000)) + " (throwaway local cluster, fsync on)")
         except PostgresUnavailable as exc:
             print(f"ledger on postgresql: not measured ({exc}); set MODELGUARD_BENCH_POSTGRES_URL")
-    return 0 if len(done) == n else 1
+    return 0 if len(done) == n and len(alone) == ALONE else 1
