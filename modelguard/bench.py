@@ -302,7 +302,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     together = at_once(done, spans, wall, len(os.sched_getaffinity(0)))
     print(together.line())
     print(services_cpu_line(spent, len(done), together))
-    print("\n".join(one_at_a_time_lines(incident_times(alone, spans), ALONE)))
+    print("\n".join(one_at_a_time_lines(incident_times(alone, spans), ALONE, PHASES)))
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")

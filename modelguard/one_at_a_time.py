@@ -41,8 +41,9 @@ def report_one_at_a_time(
     return done
 
 
-def one_at_a_time_lines(times: list[IncidentTime], asked: int) -> list[str]:
-    """ModelGuard's own time per incident, and where it went, for the incidents of a one-at-a-time pass."""
+def one_at_a_time_lines(times: list[IncidentTime], asked: int, phases: Sequence[str]) -> list[str]:
+    """ModelGuard's own time per incident, and where it went (``phases``, in the pipeline's order), for the incidents
+    of a one-at-a-time pass."""
     if not times:
         return [f"\none at a time: none of {asked} incidents published"]
     own = [1000 * t.overhead for t in times]
@@ -54,14 +55,6 @@ def one_at_a_time_lines(times: list[IncidentTime], asked: int) -> list[str]:
         f"them outside their commands p50 {percentile([1000 * t.handling for t in times], 0.5):.0f} ms; by phase, "
         "p50 ms: "
         + "  ".join(
-            f"{phase} {percentile([1000 * t.by_phase.get(phase, 0.0) for t in times], 0.5):.0f}"
-            for phase in sorted({phase for t in times for phase in t.by_phase}, key=_phase_order)
+            f"{phase} {percentile([1000 * t.by_phase.get(phase, 0.0) for t in times], 0.5):.0f}" for phase in phases
         ),
     ]
-
-
-_ORDER = ("detect", "context", "diagnose", "repair", "validate", "publish")
-
-
-def _phase_order(phase: str) -> int:
-    return _ORDER.index(phase) if phase in _ORDER else len(_ORDER)

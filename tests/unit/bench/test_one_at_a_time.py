@@ -52,14 +52,14 @@ def test_the_lines_give_the_incidents_own_figures() -> None:
         _time("b", 7.300, 7.000, 0.080, 0.090),
         _time("c", 5.250, 5.000, 0.060, 0.070),
     ]
-    first, second = one_at_a_time_lines(times, 4)
+    first, second = one_at_a_time_lines(times, 4, ("detect", "context"))
     # own work less commands: 200, 300 and 250 ms
     assert "(3 of 4 incidents, each alone on the stack): ModelGuard p50 250 ms (p95 300)" in first
     assert "beside commands p50 6.00 s" in first
     assert "the bus delivering the inputs p50 60 ms" in second
     assert "handling them outside their commands p50 190 ms" in second  # 250 less the 60 the bus took
-    assert second.index("detect 70") < second.index("context 180")  # in the pipeline's order, not the dict's
+    assert second.index("detect 70") < second.index("context 180")  # in the order given, not the dict's
 
 
 def test_a_pass_where_nothing_published_says_so() -> None:
-    assert one_at_a_time_lines([], 4) == ["\none at a time: none of 4 incidents published"]
+    assert one_at_a_time_lines([], 4, ("detect",)) == ["\none at a time: none of 4 incidents published"]
