@@ -56,7 +56,8 @@ def record_exit(
     span: Span, returncode: int, failure: str | None, cpu_s: float | None = None, ran: tuple[float, float] | None = None
 ) -> None:
     """``ran``: when the command itself ran (seconds since the epoch), where the sandbox measured it: the span also
-    holds ModelGuard's preparation of the sandbox before and its checks after, which are not the command's time."""
+    holds ModelGuard's checks after it and, where the command was not prepared before the span opened (a declared
+    environment, the workspace runner), the preparation of its sandbox: neither is the command's time."""
     span.set_attribute("process.exit.code", returncode)
     if cpu_s is not None:
         span.set_attribute(CPU_ATTRIBUTE, cpu_s)

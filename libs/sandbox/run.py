@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from libs.policy.sandbox import SandboxPolicy
@@ -33,7 +34,15 @@ from libs.sandbox.staging import CollectedOutputs, Staging
 from libs.sandbox.verdict import ending_text, exceeded_limit
 from libs.sandbox.workspace_interpreter import WorkspaceInterpreter, checked
 
-__all__ = ["SandboxReport", "SandboxResult", "SandboxUnavailable", "require_sandbox", "run_sandboxed"]
+__all__ = [
+    "PreparedCommand",
+    "SandboxReport",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "prepared_command",
+    "require_sandbox",
+    "run_sandboxed",
+]
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,52 @@ def run_sandboxed(
     ModelGuard's and which is shown read-only instead of ModelGuard's environment. Raises CommandNotAllowed for a
     refused program or environment, SandboxUnavailable when no sandbox can run here and the policy does not allow
     unconfined runs, OSError when the program cannot start."""
+    with prepared_command(
+        argv, cwd, policy, isolation=isolation, protected=protected, environment=environment
+    ) as command:
+        return command.run()
+
+
+def _nothing() -> None:
+    return None
+
+
+class PreparedCommand:
+    """A command ``prepared_command`` checked and made ready: ``run`` runs it, once (its slot and its staging folder
+    are its own)."""
+
+    def __init__(self, argv: Sequence[str], run: Callable[[Callable[[], None]], SandboxResult]) -> None:
+        self.argv = list(argv)
+        self._run = run
+        self._ran = False
+
+    def run(self, reaped: Callable[[], None] = _nothing) -> SandboxResult:
+        """Run it: in bubblewrap, ``reaped`` is called as soon as its process is reaped, before its tree and
+        outputs are checked (a caller waiting for its turn gives the turn back there)."""
+        if self._ran:
+            raise RuntimeError(f"{' '.join(self.argv)[:80]} was prepared to run once and has run")
+        self._ran = True
+        return self._run(reaped)
+
+
+@contextlib.contextmanager
+def prepared_command(
+    argv: Sequence[str],
+    cwd: Path,
+    policy: SandboxPolicy,
+    *,
+    isolation: Isolation | None = None,
+    protected: ProtectedPaths | None = None,
+    environment: WorkspaceInterpreter | None = None,
+) -> Iterator[PreparedCommand]:
+    """``run_sandboxed`` in two steps. On entry the command is checked and made ready: its program resolved, its
+    arguments' paths declared, its view, its slot and its environment made, and in bubblewrap its working tree
+    hashed (bubblewrap shows the tree read-only, so nothing can change it before the command runs: a change found
+    after it, whoever made it, fails the command all the same). ``PreparedCommand.run`` then lets it go, reaps it,
+    hashes the tree again and collects its outputs. So a caller that must wait for its turn
+    (``libs/workspace/command_lanes.py``) prepares while it waits, and its turn holds only the command's process. A
+    refusal is raised on entry, before anything has run; the slot of a command never run is closed when the block
+    ends."""
     environment = checked(environment) if environment is not None else None
     command = resolve_program(argv, environment.python if environment is not None else None)
     if isolation is None:
@@ -173,14 +228,18 @@ def run_sandboxed(
         raise SandboxUnavailable(isolation.refusal())
     cwd = Path(os.path.realpath(cwd))
     if isolation.mechanism == "none":
-        return _run_unconfined(list(argv), command, cwd, policy, isolation, environment)
+        # the policy allows it: all of it happens when it runs, and its turn is given back when the caller's ends
+        yield PreparedCommand(argv, partial(_unconfined, list(argv), command, cwd, policy, isolation, environment))
+        return
     identity = isolation.identity(policy.run_as_uid, policy.run_as_gid)
     with _staging_folder() as folder:
         staging = Staging(folder, identity)
         home, tmpdir = staging.scratch()
-        # the held shell was moved into its cgroups ahead (spare_slots), or is moved while the command is checked,
-        # its view prepared and the tree hashed; a refusal kills it before it has run anything
-        with contextlib.closing(take_slot(shape_of(policy.limits))) as slot:
+        # the held shell was moved into its cgroups ahead (spare_slots), or is moved while the command is checked
+        # and its view prepared; a refusal, or a command never run, kills it before it has run anything
+        with contextlib.ExitStack() as slot_held:
+            slot = take_slot(shape_of(policy.limits))
+            slot_held.callback(slot.close)
             protected = protected or protected_paths(policy.hidden)
             secret = protected.secret_holding(cwd)
             if secret is not None:
@@ -188,29 +247,47 @@ def run_sandboxed(
             fixed = [*_system_folders(), *interpreter_paths(environment)]
             declared = declared_paths(argv[1:], protected, cwd=cwd, fixed=fixed)
             view = _view(cwd, declared, protected, staging, environment, (home, tmpdir))
-            before = hash_tree(cwd)
             env = sandbox_environment(home, tmpdir, environment)
-            ran = slot.run(
-                bwrap_argv(str(isolation.program), view, identity, command, env), policy.limits, identity.uid
-            )
-        changes = compare_trees(before, hash_tree(cwd))
-        collected: CollectedOutputs = staging.collect_outputs(declared.output_files, _mounted_targets(view))
-        scratch_writes = staging.scratch_files()
-    report = _report(
-        isolation,
-        policy,
-        ran,
-        identity,
-        workspace_changes=changes,
-        scratch_writes=scratch_writes,
-        refused_outputs=declared.refused_outputs,
-        hidden=tuple(sorted(str(path) for path in protected.everything if os.path.lexists(path))),
-        inputs=tuple(str(path) for path in declared.inputs),
-        refused_inputs=declared.refused_inputs,
-        outputs_written=collected.written,
-        outputs_not_copied=collected.refused,
-    )
-    return _result(argv, ran.outcome, report)
+            wrapped = bwrap_argv(str(isolation.program), view, identity, command, env)
+            hidden = protected.everything
+            before = hash_tree(cwd)
+
+            def run(reaped: Callable[[], None]) -> SandboxResult:
+                ran = slot.run(wrapped, policy.limits, identity.uid)
+                reaped()
+                slot_held.close()  # what the command left running is killed before its tree and outputs are read
+                changes = compare_trees(before, hash_tree(cwd))
+                collected: CollectedOutputs = staging.collect_outputs(declared.output_files, _mounted_targets(view))
+                report = _report(
+                    isolation,
+                    policy,
+                    ran,
+                    identity,
+                    workspace_changes=changes,
+                    scratch_writes=staging.scratch_files(),
+                    refused_outputs=declared.refused_outputs,
+                    hidden=tuple(sorted(str(path) for path in hidden if os.path.lexists(path))),
+                    inputs=tuple(str(path) for path in declared.inputs),
+                    refused_inputs=declared.refused_inputs,
+                    outputs_written=collected.written,
+                    outputs_not_copied=collected.refused,
+                )
+                return _result(argv, ran.outcome, report)
+
+            yield PreparedCommand(argv, run)
+
+
+def _unconfined(
+    argv: list[str],
+    command: list[str],
+    cwd: Path,
+    policy: SandboxPolicy,
+    isolation: Isolation,
+    environment: WorkspaceInterpreter | None,
+    _reaped: Callable[[], None],
+) -> SandboxResult:
+    """``PreparedCommand``'s run where nothing was prepared ahead."""
+    return _run_unconfined(argv, command, cwd, policy, isolation, environment)
 
 
 def _run_unconfined(

@@ -24,6 +24,8 @@ EnvironmentUnavailable before anything is made."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +39,14 @@ from libs.sandbox.limits import default_sandbox_policy
 from libs.sandbox.process import CommandNotAllowed
 from libs.sandbox.remote.client import run_remote, runner_readiness
 from libs.sandbox.remote.protocol import RunnerTimedOut
-from libs.sandbox.run import SandboxReport, SandboxResult, SandboxUnavailable, require_sandbox, run_sandboxed
+from libs.sandbox.run import (
+    SandboxReport,
+    SandboxResult,
+    SandboxUnavailable,
+    prepared_command,
+    require_sandbox,
+    run_sandboxed,
+)
 from libs.settings import RunnerSettings, SettingsError, load_runner_settings
 from libs.workspace.command_lanes import in_a_lane
 from libs.workspace_env.failure import EnvironmentUnavailable
@@ -84,6 +93,9 @@ class CommandResult:
     stderr: str
     duration_s: float
     sandbox: SandboxReport | None = None
+    ran: tuple[float, float] | None = None
+    """When the command's own process ran, from being let go to being reaped (seconds since the epoch), where the
+    sandbox measured it."""
 
     @property
     def failure_reason(self) -> str | None:
@@ -122,8 +134,12 @@ def run_command(
     policy = policy.model_copy(update={"limits": policy.limits.narrowed(wall_s=timeout_s)})
     runner = load_runner_settings()
     where = (runner.url or "local") if image is None else f"job:{image}"
-    with in_a_lane(), command_span(argv, Path(cwd), where) as span:
-        result = _run_in_image(argv, Path(cwd), policy, image) if image else _run(argv, Path(cwd), policy, runner)
+    with (
+        _ready(argv, Path(cwd), policy, runner, image) as run,
+        in_a_lane() as give_back_lane,
+        command_span(argv, Path(cwd), where) as span,
+    ):
+        result = run(give_back_lane)
         record_exit(span, result.returncode, result.failure_reason, result.report.cpu_s, result.ran)
     if result.report.limit_exceeded == "wall_time":
         raise CommandTimedOut(list(argv), policy.limits.wall_s, result.stdout, _with_note(result), result.report)
@@ -134,11 +150,30 @@ def run_command(
         stderr=_with_note(result),
         duration_s=result.duration_s,
         sandbox=result.report,
+        ran=result.ran,
     )
 
 
+@contextmanager
+def _ready(
+    argv: list[str], cwd: Path, policy: SandboxPolicy, runner: RunnerSettings, image: str | None
+) -> Iterator[Callable[[Callable[[], None]], SandboxResult]]:
+    """The command made ready to run before it waits for its lane, and what runs it (given what to call once its
+    process is reaped). In this process's bubblewrap with ModelGuard's own interpreter it is checked and its sandbox
+    prepared ahead (``prepared_command``), and its lane holds only its process. Everywhere else (a declared
+    environment, which may have to be built, the workspace runner, a Job) all of it happens in the lane, as the
+    command's work."""
+    if image is not None:
+        yield lambda _: _run_in_image(argv, cwd, policy, image)
+    elif runner.url is not None or declared(cwd) is not None:
+        yield lambda _: _run(argv, cwd, policy, runner)
+    else:
+        with prepared_command(argv, cwd, policy) as command:
+            yield command.run
+
+
 def _run(argv: list[str], cwd: Path, policy: SandboxPolicy, runner: RunnerSettings) -> SandboxResult:
-    """Here in bubblewrap, or on the workspace runner."""
+    """Here in bubblewrap, in the environment the revision declares, or on the workspace runner."""
     if runner.url is None:
         return run_sandboxed(argv, cwd, policy, environment=workspace_interpreter(cwd))
     declaration = declared(cwd)

@@ -5,8 +5,10 @@ change experiments that follow the counterfactual."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +39,22 @@ def test_the_commands_share_the_lanes_and_the_feature_runs_fill_them_early(
     trees = {Path(inputs.base_dir).resolve(), Path(inputs.candidate_dir).resolve()}
     ran: dict[str, list[tuple[float, float]]] = {"counterfactual": [], "features": [], "trial": []}
     lock = threading.Lock()
-    sandboxed = runner.run_sandboxed
+    prepared = runner.prepared_command
 
-    def recording(argv: list[str], cwd: Path, *args: Any, **kwargs: Any) -> Any:
-        result = sandboxed(argv, cwd, *args, **kwargs)
+    @contextlib.contextmanager
+    def recording(argv: list[str], cwd: Path, *args: Any, **kwargs: Any) -> Iterator[Any]:
         kind = "features" if "toy.features" in argv else "counterfactual" if Path(cwd).resolve() in trees else "trial"
-        with lock:
-            ran[kind].append(result.ran)
-        return result
+        with prepared(argv, cwd, *args, **kwargs) as command:
+            run = command.run
+
+            def recorded(reaped: Any) -> Any:
+                result = run(reaped)
+                with lock:
+                    ran[kind].append(result.ran)
+                return result
+
+            command.run = recorded
+            yield command
 
     data_began: list[float] = []
     data_evidence = incident_evidence._data_evidence
@@ -60,7 +70,7 @@ def test_the_commands_share_the_lanes_and_the_feature_runs_fill_them_early(
         diff_began.append(time.time())
         return diff_trees(*args)
 
-    monkeypatch.setattr(runner, "run_sandboxed", recording)
+    monkeypatch.setattr(runner, "prepared_command", recording)
     monkeypatch.setattr(incident_evidence, "_data_evidence", data_work)
     monkeypatch.setattr(incident_evidence, "diff_trees", diffing)
     collected = incident_evidence.collect_incident_evidence(inputs, central_diagnosis_policy())

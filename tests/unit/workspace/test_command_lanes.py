@@ -3,11 +3,14 @@ in, no more than n commands at once; outside any, nothing waits; a lane is given
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +102,82 @@ def test_with_one_lane_two_sandboxed_commands_run_one_after_the_other(tmp_path: 
 def test_with_two_lanes_two_sandboxed_commands_run_together(tmp_path: Path) -> None:
     (_, first_ended), (second_began, _) = _two_sleeps(tmp_path, 2)
     assert second_began < first_ended
+
+
+def test_a_lane_given_back_early_is_taken_by_the_next_command_while_the_first_block_goes_on() -> None:
+    with sharing_lanes(1):
+        taken = threading.Event()
+
+        def next_command() -> None:
+            with in_a_lane():
+                taken.set()
+
+        with in_a_lane() as give_back:
+            give_back()
+            thread = threading.Thread(target=copy_context().run, args=(next_command,))
+            thread.start()
+            assert taken.wait(timeout=10), "the lane given back early was not free for the next command"
+            give_back()  # a second time gives nothing back: the semaphore is bounded and would raise
+        thread.join(timeout=10)
+        with in_a_lane():  # and the lane is free again, exactly once
+            pass
+
+
+class LaneRecord:
+    """When each thread took its lane, gave it back, and took its sandbox slot (``take_slot``). A command that
+    takes a lane holds it until ``commands`` slots were taken: the others are prepared while it holds the lane, or
+    never (and the command fails)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, commands: int) -> None:
+        import libs.sandbox.run as sandbox_run
+        import libs.workspace.runner as runner
+
+        self.lock = threading.Lock()
+        self.events: list[tuple[str, int, float]] = []
+        self.commands = commands
+        self.all_prepared = threading.Event()
+        lane, take_slot = runner.in_a_lane, sandbox_run.take_slot
+
+        @contextlib.contextmanager
+        def recorded_lane() -> Iterator[Callable[[], None]]:
+            with lane() as give_back:
+                self.note("lane taken")
+                assert self.all_prepared.wait(timeout=30), "a command waiting for its lane was not prepared"
+
+                def give() -> None:
+                    self.note("lane given back")
+                    give_back()
+
+                yield give
+                self.note("block ended")
+
+        def recorded_slot(*args: Any) -> Any:
+            self.note("slot taken")
+            if sum(name == "slot taken" for name, _, _ in self.events) >= self.commands:
+                self.all_prepared.set()
+            return take_slot(*args)
+
+        monkeypatch.setattr(runner, "in_a_lane", recorded_lane)
+        monkeypatch.setattr(sandbox_run, "take_slot", recorded_slot)
+
+    def note(self, what: str) -> None:
+        with self.lock:
+            self.events.append((what, threading.get_ident(), time.monotonic()))
+
+    def first(self, what: str, thread: int) -> float:
+        return min(at for name, who, at in self.events if name == what and who == thread)
+
+
+def test_a_sandboxed_command_is_prepared_before_its_lane_and_gives_it_back_once_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = LaneRecord(monkeypatch, commands=2)
+    (_, first_ended), (second_began, _) = _two_sleeps(tmp_path, 1)
+    assert first_ended <= second_began  # one lane: still one after the other
+    threads = {who for _, who, _ in record.events}
+    assert len(threads) == 2
+    for thread in threads:
+        # its sandbox slot was taken (the command checked, its view made) before it waited for its lane, and the
+        # lane was given back when the process was reaped, before the checks of its tree and outputs ended the block
+        assert record.first("slot taken", thread) < record.first("lane taken", thread)
+        assert record.first("lane given back", thread) < record.first("block ended", thread)
