@@ -14,17 +14,17 @@ for a 2 kB event against 0.20.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
-from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope, pae
+from contracts.envelope import EVENT_PAYLOAD_TYPE, DsseEnvelope
 from contracts.registry import Event, UnknownEventType, contract_for, minor_difference
 from libs.canonical_json import is_canonical_bytes
 from libs.events.signed_event import SignedEvent, envelope_bytes
+from libs.signing.dsse import SignatureError, verify_envelope
 from libs.signing.keys import KeyRegistry
 
 # canonical JSON sorts keys, so an event's type and version are next to each other in its meta
@@ -57,21 +57,8 @@ def open_quickly(raw: bytes, registry: KeyRegistry) -> SignedEvent | None:
             return None
     except ValueError:  # a number canonical JSON cannot hold (1e999, "inf" as text): open_strictly says why
         return None
-    signer = _signer(envelope, payload, meta.producer, registry)
-    return None if signer is None else SignedEvent(event, envelope, envelope_bytes(envelope), signer)
-
-
-def _signer(envelope: DsseEnvelope, payload: bytes, producer: str, registry: KeyRegistry) -> str | None:
-    """The owner of the first signature by a key registered to `producer` that verifies (`verify_envelope`'s rule)."""
-    message = pae(envelope.payloadType, payload)
-    for signature in envelope.signatures:
-        registered = registry.get(signature.keyid)
-        if registered is None or registered.owner != producer:
-            continue
-        try:
-            holds = registered.verifies(base64.b64decode(signature.sig, validate=True), message)
-        except (binascii.Error, ValueError):
-            continue
-        if holds:
-            return registered.owner
-    return None
+    try:
+        signer = verify_envelope(envelope, registry, expected_owner=meta.producer, payload=payload)
+    except SignatureError:
+        return None
+    return SignedEvent(event, envelope, envelope_bytes(envelope), signer)
