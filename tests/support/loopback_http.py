@@ -115,9 +115,12 @@ class LoopbackServer:
             self._failures.append(_Failure(method, re.compile(path_pattern), reply, times, after_effect))
 
     def hold(self, method: str, path_pattern: str, parties: int, timeout_s: float = 60.0) -> None:
-        """The next `parties` matching requests wait for each other before they are answered. ``timeout_s`` only
-        ends a wait that would hang: on a loaded machine the second party can take seconds to arrive, and a barrier
-        broken early lets the first go on alone, which is not the interleaving the test asks for."""
+        """The next `parties` matching requests are each answered as things stand when it arrives, and the answers
+        wait for each other before they are sent. So every party reads the state from before any of them acts on
+        its answer: were the answer made after the wait, a party the machine is slow to schedule could read what a
+        quicker one wrote meanwhile. ``timeout_s`` only ends a wait that would hang: on a loaded machine the second
+        party can take seconds to arrive, and a barrier broken early lets the first go on alone, which is not the
+        interleaving the test asks for."""
         with self.lock:
             barrier = threading.Barrier(parties, timeout=timeout_s)
             self._holds.append(_Hold(method, re.compile(path_pattern), barrier, parties))
@@ -156,8 +159,6 @@ class LoopbackServer:
             self.requests.append(request)
             hold = self._take(self._holds, request)
             failure = self._take(self._failures, request)
-        if hold is not None:
-            hold.barrier.wait()
         if failure is not None and not failure.after_effect:
             reply = failure.reply
         else:
@@ -167,6 +168,8 @@ class LoopbackServer:
                 reply = Reply(500, {"message": f"fake crashed: {type(exc).__name__}: {exc}"})
             if failure is not None:
                 reply = failure.reply
+        if hold is not None:  # answered as things stood when it arrived, sent once every party has arrived
+            hold.barrier.wait()
         body = b"" if reply.document is None else json.dumps(reply.document).encode()
         handler.send_response(reply.status)
         for name, value in reply.headers.items():
