@@ -8,23 +8,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from libs.sandbox.known_digests import KnownDigests
+
 
 def _link_sha256(target: str) -> str:
     """A link by its target's bytes (a target that is not UTF-8 as the bytes it is)."""
     return hashlib.sha256(b"symlink:" + os.fsencode(target)).hexdigest()
 
 
-def hash_tree(root: Path) -> dict[str, str]:
+def hash_tree(root: Path, known: KnownDigests | None = None) -> dict[str, str]:
     """Map every file under ``root`` (POSIX path relative to it, sorted) to its sha256. Nothing is skipped:
     byte-code or caches written by a command count as changes. A link is hashed by its target, never followed (a
     link to a folder too); a folder that cannot be read is left out, as ``os.walk`` leaves it. One ``scandir`` a
-    folder and no ``Path`` an entry: the sandbox hashes the working tree before and after every command."""
+    folder and no ``Path`` an entry: the sandbox hashes the working tree before and after every command. ``known``:
+    digests read before, given again for a file the kernel says is unchanged since (``known_digests``); without it
+    every file is read."""
     digests: dict[str, str] = {}
-    _hash_folder(os.fspath(root), "", digests)
+    _hash_folder(os.fspath(root), "", digests, known)
     return dict(sorted(digests.items()))
 
 
-def _hash_folder(folder: str, prefix: str, digests: dict[str, str]) -> None:
+def _hash_folder(folder: str, prefix: str, digests: dict[str, str], known: KnownDigests | None) -> None:
     try:
         with os.scandir(folder) as scan:
             entries = list(scan)
@@ -35,7 +39,9 @@ def _hash_folder(folder: str, prefix: str, digests: dict[str, str]) -> None:
         if entry.is_symlink():
             digests[name] = _link_sha256(os.readlink(entry.path))
         elif _is_folder(entry):
-            _hash_folder(entry.path, name + "/", digests)
+            _hash_folder(entry.path, name + "/", digests, known)
+        elif known is not None:
+            digests[name] = known.digest(entry.path, entry)
         else:
             with open(entry.path, "rb") as handle:
                 digests[name] = hashlib.file_digest(handle, "sha256").hexdigest()

@@ -26,6 +26,7 @@ from libs.sandbox.environment import sandbox_environment
 from libs.sandbox.folder_removal import remove_later
 from libs.sandbox.integrity import compare_trees, hash_tree
 from libs.sandbox.isolation import Isolation, SandboxUnavailable, probe_isolation
+from libs.sandbox.known_digests import LOCAL_TREES
 from libs.sandbox.process import CommandNotAllowed, ProcessOutcome, resolve_program
 from libs.sandbox.protected_paths import ProtectedPaths, protected_paths
 from libs.sandbox.report import SandboxReport, cpu_limit_text, memory_limit_text, process_limit_text
@@ -250,13 +251,13 @@ def prepared_command(
             env = sandbox_environment(home, tmpdir, environment)
             wrapped = bwrap_argv(str(isolation.program), view, identity, command, env)
             hidden = protected.everything
-            before = hash_tree(cwd)
+            before = hash_tree(cwd, LOCAL_TREES)  # read-only to the command: a file it saw unchanged is not read
 
             def run(reaped: Callable[[], None]) -> SandboxResult:
                 ran = slot.run(wrapped, policy.limits, identity.uid)
                 reaped()
                 slot_held.close()  # what the command left running is killed before its tree and outputs are read
-                changes = compare_trees(before, hash_tree(cwd))
+                changes = compare_trees(before, hash_tree(cwd, LOCAL_TREES))
                 collected: CollectedOutputs = staging.collect_outputs(declared.output_files, _mounted_targets(view))
                 report = _report(
                     isolation,

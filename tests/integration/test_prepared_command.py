@@ -4,6 +4,7 @@ change made before it runs still fails it), and the caller hears of its reaping 
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from libs.policy.sandbox import MIB, SandboxLimits, SandboxPolicy
 from libs.sandbox import spare_slots
 from libs.sandbox.command_slot import CommandSlot
 from libs.sandbox.isolation import probe_isolation
+from libs.sandbox.known_digests import LOCAL_TREES, SETTLED_NS
 from libs.sandbox.run import prepared_command
 from libs.sandbox.spare_slots import close_spares
 from tests.support.waiting import wait_until
@@ -77,6 +79,28 @@ def test_a_change_to_the_tree_after_it_was_prepared_fails_the_command(tmp_path: 
     assert result.failed and "model.py" in str(result.report.workspace_changes), result.report
 
 
+def test_a_change_keeping_size_and_times_to_a_tree_read_before_fails_the_command(
+    tmp_path: Path, slots: list[CommandSlot]
+) -> None:
+    """The tree's digests are known from a run before (its files settled, so the next hash only looks at their
+    status): a change of the same length, its modification time set back, between the preparation and the run, is
+    still found, by the change time the kernel set."""
+    tree = _workspace(tmp_path)
+    model = tree / "model.py"
+    assert wait_until(lambda: time.time_ns() - model.stat().st_ctime_ns > 2 * SETTLED_NS, timeout_s=10)
+    with prepared_command(["python", "model.py"], tree, POLICY) as command:
+        assert not command.run().failed
+    read_before = LOCAL_TREES.read
+    with prepared_command(["python", "model.py"], tree, POLICY) as command:
+        assert LOCAL_TREES.read == read_before, "prepared without reading the settled tree again"
+        was = model.stat()
+        model.write_text("print('predicted')\n".replace("predicted", "forged!!!"))
+        os.utime(model, ns=(was.st_atime_ns, was.st_mtime_ns))
+        assert (model.stat().st_size, model.stat().st_mtime_ns) == (was.st_size, was.st_mtime_ns)
+        result = command.run()
+    assert result.failed and "model.py" in str(result.report.workspace_changes), result.report
+
+
 def test_the_caller_hears_of_the_reaping_before_the_tree_is_hashed_again(
     tmp_path: Path, slots: list[CommandSlot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -84,9 +108,9 @@ def test_the_caller_hears_of_the_reaping_before_the_tree_is_hashed_again(
     order: list[tuple[str, float]] = []
     hash_tree = sandbox_run.hash_tree
 
-    def hashing(path: Path) -> Any:
+    def hashing(path: Path, *known: Any) -> Any:
         order.append(("hashed", time.time()))
-        return hash_tree(path)
+        return hash_tree(path, *known)
 
     monkeypatch.setattr(sandbox_run, "hash_tree", hashing)
     with prepared_command(["python", "model.py"], tree, POLICY) as command:
