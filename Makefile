@@ -76,6 +76,7 @@ bench: $(STAMP)
 	$(PY) -m modelguard bench environment
 	$(PY) -m modelguard bench sandbox-priority
 	$(PY) -m modelguard.bench_lane_handoff
+	$(PY) -m modelguard.bench_tree_hash
 	$(PY) -m modelguard.bench_ledger_peer
 	$(PY) -m benchmarks.mcl --records $(MCL_RECORDS) --rounds $(MCL_ROUNDS)
 
