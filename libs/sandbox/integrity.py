@@ -41,7 +41,7 @@ def _hash_folder(folder: str, prefix: str, digests: dict[str, str], known: Known
         elif _is_folder(entry):
             _hash_folder(entry.path, name + "/", digests, known)
         elif known is not None:
-            digests[name] = known.digest(entry.path, entry)
+            digests[name] = known.digest(entry.path)
         else:
             with open(entry.path, "rb") as handle:
                 digests[name] = hashlib.file_digest(handle, "sha256").hexdigest()

@@ -58,10 +58,9 @@ class KnownDigests:
         self.read = 0
         """Files read (for tests and benchmarks): a digest given again is not counted."""
 
-    def digest(self, path: str, entry: os.DirEntry[str] | None = None) -> str:
-        """The sha256 (hex) of the regular file at ``path`` (``entry``: its ``scandir`` entry, whose status this may
-        read without another look)."""
-        found = entry.stat(follow_symlinks=False) if entry is not None else os.lstat(path)
+    def digest(self, path: str) -> str:
+        """The sha256 (hex) of the regular file at ``path``."""
+        found = os.lstat(path)
         if stat.S_ISREG(found.st_mode):
             kept = self._kept.get((found.st_dev, found.st_ino))
             if kept is not None and kept[0] == _status(found):
