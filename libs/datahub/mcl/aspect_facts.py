@@ -16,6 +16,7 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any
 
+import orjson
 from datahub.metadata.schema_classes import MLModelPropertiesClass, OwnershipClass, StatusClass, _Aspect
 
 from libs.datahub.fine_grained import aspects_with_fine_grained_lineage, field_edges_from_aspect
@@ -93,7 +94,7 @@ def facts_to_json(facts: AspectFacts) -> str:
         "owners": facts.owners,
         "removed": facts.removed,
     }
-    return json.dumps(document, separators=(",", ":"))
+    return orjson.dumps(document).decode()  # compact, as json.dumps with (",", ":") but non-ASCII kept as UTF-8
 
 
 def facts_from_json(text: str) -> AspectFacts:
