@@ -59,8 +59,8 @@ from libs.bus.processed_inputs import ProcessedInputs, Pruned, gone, replica_nam
 from libs.bus.prometheus import ServicePrometheus
 from libs.bus.repeated_log_lines import collapse_repeated_lines
 from libs.bus.resume_listener import ResumeFromStoredOffsets
+from libs.bus.service_collector import settle_collector
 from libs.bus.service_metrics import ServiceMetrics
-from libs.bus.stream_collector import settle_collector_for_streams
 from libs.clock import Clock, utc_now
 from libs.events.codec import MalformedMessage, SignedEvent, open_envelope, seal
 from libs.events.factory import next_event
@@ -849,8 +849,7 @@ def run_service(
             print(f"{definition.name}: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
     health = start_health_server(runtime.health, settings.health, runtime.prometheus.exposition)
-    if any(external.handle_batch is not None for external in definition.external):
-        settle_collector_for_streams()  # a stream of external records: the collector set for it
+    settle_collector()  # what the service built at start, out of the collector's walks
     try:
         asyncio.run(runtime.app.run())
     except KafkaConnectionError as exc:  # no broker at start: say so once and let the supervisor back off

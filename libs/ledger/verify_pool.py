@@ -11,7 +11,8 @@ error) loses nothing: every batch it took whose reports never arrived is checked
 is the batch's own is then raised. Helpers are forked when this process runs no other thread (quick, and nothing
 half-held is copied), else started by a fork server. While they run, this process's objects are frozen out of the
 collector (`gc.freeze`), as Python's documentation advises before a fork: a helper's collections never walk what it
-inherited. A helper receives the key registry's public document, never a private key.
+inherited; they are thawed after, unless this process had frozen its objects before (a service does at start). A
+helper receives the key registry's public document, never a private key.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def verify_in_pool(
     context = context or multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
     taken: Synchronized[int] = context.Value("q", 0)
     helpers: list[tuple[BaseProcess, Connection]] = []
+    frozen_before = gc.get_freeze_count() > 0  # a service process froze what it built at start: it stays frozen
     gc.freeze()  # a forked helper's collections then skip everything it inherited, and leave those pages shared
     try:
         for _ in range(min(workers, len(batches)) - 1):
@@ -78,7 +80,8 @@ def verify_in_pool(
                 helper.terminate()
                 helper.join()
             receiving.close()
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()
     for index in range(len(batches)):
         if index not in checked:  # taken by a helper that died before it reported
             checked[index] = check(store, batches[index], registry)

@@ -228,3 +228,23 @@ def test_a_counter_left_locked_by_a_dead_helper_ends_the_audit_with_the_reason(
 
     with pytest.raises(verify_pool.CounterLost, match="a helper died holding it"):
         verify_pool._take(taken)
+
+
+def test_a_process_that_froze_its_objects_before_keeps_them_frozen(store: LedgerStore, keys: SampleKeys) -> None:
+    import gc
+
+    def walked(thing: object) -> bool:
+        return any(candidate is thing for candidate in gc.get_objects())
+
+    _ledger(store, keys)
+    batches = incident_batches(store.incidents(), 2)
+    built_at_start = ["a container the collector tracks"]
+    gc.freeze()  # as a service process does at start (libs/bus/service_collector.py)
+    try:
+        verify_pool.verify_in_pool(store, keys.registry, batches, workers=2)
+        assert not walked(built_at_start)
+    finally:
+        gc.unfreeze()
+    built_later = ["another"]
+    verify_pool.verify_in_pool(store, keys.registry, batches, workers=2)
+    assert walked(built_later)  # frozen only while the helpers ran

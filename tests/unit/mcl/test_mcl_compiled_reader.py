@@ -197,8 +197,7 @@ def test_a_schema_that_names_the_reader_s_own_frame_is_read_by_fastavro_alone() 
 def test_each_schema_is_compiled_once_and_the_store_is_bounded() -> None:
     readers = CompiledReaders(limit=3)
     schemas = [
-        _parsed({"type": "record", "name": f"R{i}", "fields": [{"name": "n", "type": "long"}]})
-        for i in range(5)
+        _parsed({"type": "record", "name": f"R{i}", "fields": [{"name": "n", "type": "long"}]}) for i in range(5)
     ]
     first = readers.compiled(schemas[0])
     assert first is not None and readers.compiled(schemas[0]) is first

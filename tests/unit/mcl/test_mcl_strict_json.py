@@ -99,7 +99,7 @@ def _value(rng: random.Random, depth: int) -> str:
     if kind == 0:
         return _number(rng)
     if kind == 1:
-        return json.dumps("".join(rng.choice("aé\u2028\"\\/\n😀\x7f") for _ in range(rng.randrange(8))))
+        return json.dumps("".join(rng.choice('aé\u2028"\\/\n😀\x7f') for _ in range(rng.randrange(8))))
     if kind == 2:
         return rng.choice(["true", "false", "null"])
     if kind == 3:

@@ -1,5 +1,5 @@
-"""The collector set for a stream-reading service: what is alive is frozen, garbage is not, and the young
-generation is collected less often."""
+"""The collector set for a service process: what is alive is frozen, garbage is not, and the young generation is
+collected less often."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from libs.bus.stream_collector import MIDDLE_THRESHOLD, YOUNG_THRESHOLD, settle_collector_for_streams
+from libs.bus.service_collector import MIDDLE_THRESHOLD, YOUNG_THRESHOLD, settle_collector
 
 
 class _Node:
@@ -33,7 +33,7 @@ def test_what_is_alive_is_frozen_and_garbage_is_collected_first(restored_collect
     del first, second
     assert gone() is not None
 
-    settle_collector_for_streams()
+    settle_collector()
 
     assert gone() is None
     assert gc.get_freeze_count() >= len(kept)
@@ -42,6 +42,6 @@ def test_what_is_alive_is_frozen_and_garbage_is_collected_first(restored_collect
 
 def test_the_young_generation_is_collected_less_often_and_the_oldest_as_before(restored_collector: None) -> None:
     oldest = gc.get_threshold()[2]
-    settle_collector_for_streams()
+    settle_collector()
     assert gc.get_threshold() == (YOUNG_THRESHOLD, MIDDLE_THRESHOLD, oldest)
     assert YOUNG_THRESHOLD > 700
