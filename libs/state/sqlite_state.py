@@ -7,6 +7,8 @@ statement, atomic across processes. ``synchronous`` as the store's schema asks (
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,8 +35,7 @@ def sqlite_file_engine(path: Path, synchronous: str = "FULL") -> Engine:
         dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN, see _on_begin
         cursor = dbapi_connection.cursor()
         try:
-            if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                cursor.execute("PRAGMA journal_mode=WAL")
+            use_wal(cursor)
             cursor.execute(f"PRAGMA synchronous={synchronous}")
         finally:
             cursor.close()
@@ -45,6 +46,26 @@ def sqlite_file_engine(path: Path, synchronous: str = "FULL") -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
 
     return engine
+
+
+WAL_RETRY_S = 0.01
+
+
+def use_wal(cursor: Any, wait_s: float = BUSY_TIMEOUT_S) -> None:
+    """Switch the file to WAL unless it is already. Processes opening a new file at once may each try the switch,
+    and SQLite can answer one of them "database is locked" at once, without its busy handler (a wait there could
+    deadlock): seen in CI, three processes racing for claims on a fresh file, one died opening it. The switch is
+    tried again, reading the mode first (another process may have made the switch), for up to `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(WAL_RETRY_S)
 
 
 class SqliteState:
