@@ -44,6 +44,7 @@ from libs.settings_error import SettingsError as SettingsError
 from libs.state.location import StateUrlError, state_url_from
 
 FETCH_MAX_WAIT_ENV = "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS"
+DOORBELLS_ENV = "MODELGUARD_BUS_DOORBELLS"
 EMBEDDED_FETCH_MAX_WAIT_MS = 100
 """The services' fetch wait on the embedded broker (Tansu holds a fetch to its end even when a record arrives): a
 record then waits 15 ms p50, 66 ms p95 before its consumer has it (500 ms: 215 and 466; 50 ms: 3 and 16), and each
@@ -194,9 +195,13 @@ class Settings:
     kafka_fetch_max_wait_ms: int = 500
     """How long the broker may hold a service's fetch of its input topics when nothing is there
     (``MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS``). Kafka answers a waiting fetch as soon as a record arrives, so its default,
-    500, costs no latency there; the embedded broker finds a record only at a waiting fetch's next look (up to about
-    half the wait later, ``modelguard/bus_hop_probe.py``), so the stack gives its services a shorter one
-    (``modelguard/stack.py``)."""
+    500, costs no latency there; the embedded broker answers one that found nothing only when its wait ends
+    (``modelguard/bus_hop_probe.py``), so the stack gives its services a shorter one (``modelguard/stack.py``), which
+    with doorbells (``bus_doorbells``) is the longest a consumer holds a fetch for a ring."""
+    bus_doorbells: Path | None = None
+    """Where the readers of each topic register their doorbells (``MODELGUARD_BUS_DOORBELLS``): set by the stack for
+    the services on a broker it owns: Tansu never answers a waiting fetch early (``libs/bus/doorbell.py``).
+    Unset (Kafka), the services fetch with ``kafka_fetch_max_wait_ms`` and ring nothing."""
     publishing: PublishingSettings = field(default_factory=PublishingSettings)
     ledger_checkpoint_interval_s: float = 10.0
     """Events older than this and under no checkpoint get one sealed by the ledger service's timer."""
@@ -307,6 +312,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         kafka_session_timeout_ms=_int("MODELGUARD_KAFKA_SESSION_TIMEOUT_MS", 6000),
         kafka_partitions=_int("MODELGUARD_KAFKA_PARTITIONS", 3),
         kafka_fetch_max_wait_ms=_fetch_wait_ms(),
+        bus_doorbells=Path(os.environ[DOORBELLS_ENV]) if os.environ.get(DOORBELLS_ENV) else None,
         ledger_url=ledger_url,
         state_url=state_url,
         claim_lease_s=_positive("MODELGUARD_CLAIM_LEASE_S", 30.0),

@@ -34,7 +34,7 @@ from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.settings import FETCH_MAX_WAIT_ENV, Settings, load_settings
+from libs.settings import DOORBELLS_ENV, FETCH_MAX_WAIT_ENV, Settings, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey, load_private_key
 from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
@@ -56,7 +56,14 @@ from modelguard.pipeline_overhead import (
 )
 from modelguard.process_cpu import CpuSpent, cpu_readings
 from modelguard.reporter import PRODUCER, evaluate_bundle, sign_report
-from modelguard.stack import SCENARIOS, embedded_broker_environment, stack_down, stack_up
+from modelguard.stack import (
+    SCENARIOS,
+    doorbells_folder,
+    embedded_broker_environment,
+    stack_doorbells,
+    stack_down,
+    stack_up,
+)
 from modelguard.summary import PHASE_OF
 
 CHURN = SCENARIOS / "churn-monthly-spend"
@@ -212,8 +219,10 @@ def _broker_hop(bootstrap: str, settings: Settings) -> HopLatencies | str:
     if embedded:
         embedded_broker_environment(settings, chosen)  # what the stack gives its services on its own broker
     wait_ms = int(chosen.get(FETCH_MAX_WAIT_ENV, settings.kafka_fetch_max_wait_ms))
+    # on its own broker the stack's services wait for their doorbells (libs/bus/doorbell.py): the probe does too
+    doorbells = doorbells_folder(settings) if embedded and os.environ.get(DOORBELLS_ENV) != "" else None
     try:
-        return asyncio.run(hop_latencies(bootstrap if embedded else settings.kafka, wait_ms))
+        return asyncio.run(hop_latencies(bootstrap if embedded else settings.kafka, wait_ms, doorbells=doorbells))
     except (ProbeFailed, KafkaError, OSError) as exc:
         return f"the broker's own share of a hop: not measured ({type(exc).__name__}: {exc})"
 
@@ -271,7 +280,8 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         processes = {**state.services, "broker": state.broker_pid}
         cpu_before = cpu_readings(processes)
         started = time.monotonic()
-        asyncio.run(publish_signed(state.bootstrap, reports))
+        doorbells = stack_doorbells(settings, state)
+        asyncio.run(publish_signed(state.bootstrap, reports, doorbells=doorbells))
         done = wait_all(store, registry, [r.event.meta.incident_id for r in reports], timeout_s=60.0 * n + 120)
         wall = time.monotonic() - started
         spent = CpuSpent.between(cpu_before, cpu_readings(processes))
@@ -279,9 +289,10 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         alone = report_one_at_a_time(
             evaluations[n:],
             lambda evaluation: sign_report(evaluation, metric, key),
-            lambda report: asyncio.run(publish_signed(state.bootstrap, [report])),
+            lambda report: asyncio.run(publish_signed(state.bootstrap, [report], doorbells=doorbells)),
             lambda incident: wait_all(store, registry, [incident], timeout_s=180.0).get(incident),
         )
+        doorbells.close()
     finally:
         stack_down(settings)
     figures = pipeline_figures(done)

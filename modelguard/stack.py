@@ -17,6 +17,7 @@ from pathlib import Path
 
 from contracts.registry import all_topics
 from libs.bundle.load import Bundle, is_bundle, load_bundle
+from libs.bus.doorbell import Doorbells
 from libs.bus.embedded_broker import start_embedded_broker
 from libs.bus.external_input import read_on_the_bus
 from libs.bus.kafka_connection import BUS_PREFIX, SUFFIXES, KafkaConnection
@@ -24,7 +25,7 @@ from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.process_liveness import process_ended
-from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings
+from libs.settings import DOORBELLS_ENV, EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings
 from libs.signing.keys import provision_keys
 from modelguard.embedded_partitions import embedded_partitions
 from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port
@@ -134,6 +135,19 @@ def bus_connection(settings: Settings, state: StackState | None) -> KafkaConnect
     return KafkaConnection(state.bootstrap)
 
 
+def doorbells_folder(settings: Settings) -> Path:
+    """Where the services on a broker the stack owns register their doorbells (``libs/bus/doorbell.py``)."""
+    return settings.bus_doorbells or settings.run_dir / "doorbells"
+
+
+def stack_doorbells(settings: Settings, state: StackState | None) -> Doorbells:
+    """What a command that publishes to the running stack rings: the doorbells its services registered (none on a
+    broker the stack does not own: they register none there)."""
+    if state is None or os.environ.get(DOORBELLS_ENV) == "":
+        return Doorbells(None)
+    return Doorbells(doorbells_folder(settings))
+
+
 def mcl_connection(settings: Settings, state: StackState | None) -> KafkaConnection:
     """Where DataHub's MCL topics are: DataHub's Kafka when it is configured apart, else the bus."""
     return bus_connection(settings, state) if settings.mcl_on_the_bus else settings.mcl_kafka
@@ -174,6 +188,13 @@ def embedded_broker_environment(settings: Settings, env: dict[str, str]) -> None
     env.setdefault(FETCH_MAX_WAIT_ENV, str(EMBEDDED_FETCH_MAX_WAIT_MS))
     if settings.mcl_on_the_bus:  # a new, empty broker holds the MCL topics: no DataHub history to skip, and the
         env.setdefault("MODELGUARD_MCL_START", "earliest")  # demo's first MCL may come before the consumer joined
+
+
+def owned_broker_environment(settings: Settings, env: dict[str, str]) -> None:
+    """What changes in the services' environment on a broker the stack owns (its embedded one, a test's, a bench's):
+    their readers hold their fetches for a ring of their doorbell (Tansu never answers a waiting fetch early), unless
+    ``MODELGUARD_BUS_DOORBELLS`` is set (empty: switched off)."""
+    env.setdefault(DOORBELLS_ENV, str(doorbells_folder(settings)))
 
 
 def start_service(name: str, settings: Settings, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -282,6 +303,8 @@ def stack_up(
     env[HEALTH_PORTS_ENV] = json.dumps(free_ports(instances))
     if broker_pid is not None:
         embedded_broker_environment(settings, env)
+    if owns_broker:
+        owned_broker_environment(settings, env)
     for name in instances:
         (settings.run_dir / f"{name}.ready").unlink(missing_ok=True)
     supervisor = start_supervisor(settings, env, bootstrap, broker_pid, instances)

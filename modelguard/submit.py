@@ -17,7 +17,7 @@ from libs.settings import Settings
 from libs.signing.keys import KeyRegistry, load_private_key
 from modelguard.incident_log import run_finished, wait_for
 from modelguard.reporter import PRODUCER, ReportedRun, evaluate_bundle, sign_report
-from modelguard.stack import bus_connection, read_state
+from modelguard.stack import bus_connection, read_state, stack_doorbells
 
 
 def evaluate_and_sign(settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
@@ -34,8 +34,13 @@ def evaluate_and_sign(settings: Settings, bundle_dir: Path, run_id: str, pull_re
 def submit(settings: Settings, bundle_dir: Path, run_id: str, pull_request: int | None) -> ReportedRun:
     """Evaluate, sign, and put the report on the running stack's bus."""
     reported = evaluate_and_sign(settings, bundle_dir, run_id, pull_request)
-    bus = bus_connection(settings, read_state(settings.home))
-    asyncio.run(publish_signed(bus, [reported.signed], settings.kafka_idempotence))
+    state = read_state(settings.home)
+    doorbells = stack_doorbells(settings, state)
+    try:
+        bus = bus_connection(settings, state)
+        asyncio.run(publish_signed(bus, [reported.signed], settings.kafka_idempotence, doorbells))
+    finally:
+        doorbells.close()
     return reported
 
 

@@ -40,6 +40,7 @@ from libs.bus.broker_reachability import watch_reachability
 from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import DeliveryPolicyError, default_delivery_policy
+from libs.bus.doorbell import DoorbellReceiver, Doorbells
 from libs.bus.external_input import (
     BatchVerdicts,
     DeadLetterVerdict,
@@ -50,6 +51,7 @@ from libs.bus.external_input import (
     RecordVerdict,
     read_on_the_bus,
 )
+from libs.bus.fetch_gate import gate_fetches
 from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.bus.headers import dead_letter_headers, event_headers
 from libs.bus.health import HealthState, beat_forever, start_health_server
@@ -238,6 +240,10 @@ class ServiceRuntime:
                 client_id=f"modelguard-{definition.name}-datahub",
                 consumer_only=True,
             )
+        self.doorbells = Doorbells(settings.bus_doorbells)
+        """Rung after each publish: on a broker the stack owns, the topic's readers then fetch at once
+        (``libs/bus/doorbell.py``); without ``Settings.bus_doorbells``, nothing is rung."""
+        self._doorbell: DoorbellReceiver | None = None
         self.state = state_database(settings)
         self.processed = ProcessedInputs.of(self.state, definition.name)
         self.instance = settings.instance or definition.name
@@ -263,7 +269,7 @@ class ServiceRuntime:
         )
         if definition.on_stop is not None:
             self.app.after_shutdown(self._stopped)
-        self.broker.subscriber(
+        self._input = self.broker.subscriber(
             *definition.topics,
             group_id=f"modelguard-{definition.name}",
             auto_offset_reset="earliest",
@@ -272,7 +278,8 @@ class ServiceRuntime:
             max_poll_interval_ms=15 * 60 * 1000,
             ack_policy=AckPolicy.NACK_ON_ERROR,
             **polls,
-        )(self.on_batch if definition.batch_sink else self.on_message)
+        )
+        self._input(self.on_batch if definition.batch_sink else self.on_message)
         for external in definition.external:
             if self.external_broker is None:
                 self._subscribe_external(external, external.topics, self.broker, settings.kafka)
@@ -363,7 +370,31 @@ class ServiceRuntime:
         )
         self._background += [asyncio.create_task(self._watch(*c)) for c in self._connections()]
         self._background.append(asyncio.create_task(self._prune_outputs_forever()))
+        self._gate_input_fetches()
         log.info("%s ready on %s", self.definition.name, ", ".join(self.definition.topics))
+
+    def _gate_input_fetches(self) -> None:
+        """On a broker the stack owns (``Settings.bus_doorbells`` set): the input consumer's fetches wait for its
+        doorbell (``libs/bus/fetch_gate.py``). A batch sink (the ledger), on no incident's path, keeps its polls."""
+        folder = self.settings.bus_doorbells
+        if folder is None or self.definition.batch_sink is not None:
+            return
+        if self._doorbell is None:
+            bell = DoorbellReceiver(folder, self.definition.topics)
+            try:
+                bell.open()
+            except OSError as exc:
+                log.warning("%s: no doorbell (%s): its fetches wait on the broker", self.definition.name, exc)
+                return
+            self._doorbell = bell
+        consumer = getattr(self._input, "consumer", None)
+        if consumer is None:
+            return
+        why_not = gate_fetches(consumer, self._doorbell, self.settings.kafka_fetch_max_wait_ms / 1000)
+        if why_not is not None:
+            log.warning("%s: fetches not gated (%s): they wait on the broker", self.definition.name, why_not)
+        else:
+            log.info("%s: its input's fetches wait for its doorbell in %s", self.definition.name, folder)
 
     async def _prune_outputs_forever(self) -> None:
         """Drop the outputs of inputs handled longer ago than the settings keep them, at start and every
@@ -430,6 +461,7 @@ class ServiceRuntime:
         for subscriber in (broker or self.broker).subscribers:
             if getattr(subscriber, "consumer", None) is None:
                 await subscriber.start()
+        self._gate_input_fetches()  # a started consumer is a new one
 
     def _set_ready(self, ready: bool, connection: str = "bus") -> None:
         """Ready while every connection the service depends on answers."""
@@ -443,6 +475,10 @@ class ServiceRuntime:
         self.health.ready = False
         for task in self._background:
             task.cancel()
+        if self._doorbell is not None:
+            self._doorbell.close()
+            self._doorbell = None
+        self.doorbells.close()
 
     async def dead_letter(self, raw: bytes, reason: str, detail: str, source: str, key: bytes | None) -> None:
         self.metrics.dead_lettered(reason)
@@ -454,6 +490,7 @@ class ServiceRuntime:
             key=key,
             headers=dead_letter_headers(reason, detail, self.definition.name, source),
         )
+        self.doorbells.ring(DEAD_LETTER_TOPIC)
 
     async def _retry_or_give_up(
         self, input_id: str, what: str, exc: TransientFailure, raw: bytes, source: str, key: bytes | None
@@ -778,12 +815,14 @@ class ServiceRuntime:
 
     async def _publish(self, sealed: SignedEvent) -> None:
         self.metrics.published(sealed.event.meta.event_type)
+        topic = contract_for(sealed.event.meta.event_type).topic
         await self.broker.publish(
             sealed.envelope_bytes,
-            topic=contract_for(sealed.event.meta.event_type).topic,
+            topic=topic,
             key=sealed.event.meta.incident_id.encode(),
             headers=event_headers(sealed),
         )
+        self.doorbells.ring(topic)
 
     def _handle(self, signed: SignedEvent) -> list[SignedEvent]:
         return handle_and_seal(self.definition, self.key, signed)

@@ -98,12 +98,11 @@ def ingestion_ports(
             kind=SpanKind.SERVER,
             attributes={"modelguard.incident_id": meta.incident_id, "modelguard.event_id": meta.event_id},
         ):
+            topic = contract_for(meta.event_type).topic
             await runtime.broker.publish(
-                signed.envelope_bytes,
-                topic=contract_for(meta.event_type).topic,
-                key=meta.incident_id.encode(),
-                headers=event_headers(signed),
+                signed.envelope_bytes, topic=topic, key=meta.incident_id.encode(), headers=event_headers(signed)
             )
+            runtime.doorbells.ring(topic)
         log.info("accepted %s %s of %s from CI", meta.event_type, meta.event_id, meta.incident_id)
 
     @lru_cache(maxsize=256)

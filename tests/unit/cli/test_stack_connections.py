@@ -11,12 +11,21 @@ import pytest
 
 from contracts.registry import all_topics
 from libs.bus.kafka_connection import KafkaConnection
-from libs.settings import EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings, SettingsError, load_settings
+from libs.settings import (
+    DOORBELLS_ENV,
+    EMBEDDED_FETCH_MAX_WAIT_MS,
+    FETCH_MAX_WAIT_ENV,
+    Settings,
+    SettingsError,
+    load_settings,
+)
 from modelguard.stack import (
     StackState,
     bus_connection,
     embedded_broker_environment,
     mcl_connection,
+    owned_broker_environment,
+    stack_doorbells,
     topics_to_create,
 )
 from tests.support.running_stack import environment
@@ -88,3 +97,27 @@ def test_a_fetch_wait_out_of_range_is_refused_in_one_line(tmp_path: Path, value:
         pytest.raises(SettingsError, match=FETCH_MAX_WAIT_ENV),
     ):
         load_settings()
+
+
+def test_on_a_broker_of_its_own_the_services_wait_for_doorbells_unless_switched_off(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    assert settings.bus_doorbells is None  # on Kafka: nothing is rung, the fetch wait is the broker's
+    env: dict[str, str] = {}
+    owned_broker_environment(settings, env)
+    assert env == {DOORBELLS_ENV: str(tmp_path / "run" / "doorbells")}
+    with environment({"MODELGUARD_HOME": str(tmp_path), **env}):
+        assert load_settings().bus_doorbells == tmp_path / "run" / "doorbells"
+    off = {DOORBELLS_ENV: ""}
+    owned_broker_environment(settings, off)
+    assert off == {DOORBELLS_ENV: ""}
+    with environment({"MODELGUARD_HOME": str(tmp_path), **off}):
+        assert load_settings().bus_doorbells is None
+
+
+def test_a_command_rings_the_running_stacks_doorbells_only(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    assert stack_doorbells(settings, None).folder is None
+    running = StackState("127.0.0.1:40123", 4242, {})
+    assert stack_doorbells(settings, running).folder == tmp_path / "run" / "doorbells"
+    with environment({DOORBELLS_ENV: ""}):
+        assert stack_doorbells(settings, running).folder is None
