@@ -1,4 +1,4 @@
-"""A nudge from whoever published to a topic to the service processes that read it: for the embedded broker only.
+"""A nudge from whoever published to a topic to the service processes that read it: on a broker the stack owns.
 
 Tansu 0.6 looks at its storage once when a fetch arrives and, finding nothing, sleeps the rest of the fetch's wait
 (its fetch loop sleeps the whole remaining wait when that is under 250 ms) and answers empty: a record published
@@ -6,15 +6,15 @@ meanwhile waits for that fetch to end and the next one to be sent, 10 ms p50 and
 100 ms wait, at every hop of an incident (``modelguard/bus_hop_probe.py``). Kafka answers a waiting fetch as soon
 as a record arrives, and needs none of this.
 
-So on the embedded broker a service's consumer sends its fetches with the shortest wait and, after one that found
-nothing, sends the next only when its doorbell rings or the stack's fetch wait has passed
-(``libs/bus/fetch_gate.py``); a publisher rings the doorbells of the topic's readers once the broker has
+So on a broker the stack owns (its embedded Tansu, a test's, a bench's) a service's consumer sends its fetches with
+the shortest wait and, after one that found nothing, sends the next only when its doorbell rings or the stack's fetch
+wait has passed (``libs/bus/fetch_gate.py``); a publisher rings the doorbells of the topic's readers once the broker has
 acknowledged the record, so the fetch the ring lets go finds it. A ring is only a hint: one lost (a full socket
 buffer, a reader that registered after the ring) costs at most the fetch wait, as before; a ring from anyone else
 on the machine costs its reader one fetch that finds nothing.
 
 The doorbells of one stack are registered in one folder (``MODELGUARD_BUS_DOORBELLS``, set by the stack for the
-services of its embedded broker): ``<folder>/<topic>/<name>`` for each reader process and topic, where ``<name>`` is
+services on a broker it owns): ``<folder>/<topic>/<name>`` for each reader process and topic, where ``<name>`` is
 the reader's Unix datagram socket in Linux's abstract namespace (so no path length limits the folder, and nothing is
 left on the disk but the registration). A reader binds before it registers, so a registered name that refuses a ring
 is a reader gone without unregistering (killed): the ringer removes it.
@@ -143,9 +143,7 @@ class DoorbellReceiver:
         while True:
             try:
                 self._socket.recv(16)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:
+            except OSError:  # drained (BlockingIOError), or nothing more to read
                 break
             rung = True
         if rung:

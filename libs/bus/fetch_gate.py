@@ -1,5 +1,5 @@
 """A consumer's fetches held between a fetch that found nothing and the next ring of its doorbell
-(``libs/bus/doorbell.py``): on the embedded broker, which never answers a waiting fetch early.
+(``libs/bus/doorbell.py``): for Tansu, which never answers a waiting fetch early.
 
 The consumer's fetches go out with the shortest wait the broker honours (1 ms: Tansu answers a fetch of 0 ms
 without looking at its storage at all). After a fetch that brought nothing, the next waits in the consumer until the
@@ -16,7 +16,6 @@ returns why).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,8 +23,6 @@ from libs.bus.doorbell import DoorbellReceiver
 
 GATED_FETCH_WAIT_MS = 1
 """The broker-side wait of a gated consumer's fetches: the least Tansu looks at its storage for."""
-
-log = logging.getLogger("modelguard.bus.fetch_gate")
 
 
 class _Gate:
