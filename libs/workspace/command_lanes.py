@@ -11,6 +11,11 @@ prepared or the last one checked. Outside such a block a command waits for nothi
 
 The wait is before the command's span opens: a command's span holds its process and the checks after it, never its
 queueing behind another command (nor its preparation, done while it queued).
+
+Within ``behind(gate)`` a command, once prepared, also waits for ``gate`` to be decided before it takes a lane: opened,
+it goes on; withdrawn, it raises ``CommandWithdrawn`` and never runs. So work that may run only after an earlier
+command passed (the validator's lanes after ``compiles``) is prepared while that command runs, and lets its own
+commands go the moment it has passed, instead of being started only then.
 """
 
 from __future__ import annotations
@@ -21,6 +26,52 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
 _lanes: ContextVar[threading.Semaphore | None] = ContextVar("modelguard_command_lanes", default=None)
+
+
+class CommandWithdrawn(RuntimeError):
+    """A command prepared behind a gate that was withdrawn: it did not run."""
+
+
+class Gate:
+    """Decided once: opened (the commands behind it go) or withdrawn (they do not run). Opening after a withdrawal,
+    or withdrawing after an opening, changes nothing."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._lock = threading.Lock()
+        self._decided = threading.Event()
+        self._opened = False
+
+    def open(self) -> None:
+        self._decide(True)
+
+    def withdraw(self) -> None:
+        self._decide(False)
+
+    def _decide(self, opened: bool) -> None:
+        with self._lock:
+            if not self._decided.is_set():
+                self._opened = opened
+                self._decided.set()
+
+    def passed(self) -> bool:
+        """Wait until it is decided; True when it was opened."""
+        self._decided.wait()
+        return self._opened
+
+
+_gate: ContextVar[Gate | None] = ContextVar("modelguard_command_gate", default=None)
+
+
+@contextlib.contextmanager
+def behind(gate: Gate) -> Iterator[None]:
+    """Within the block (and the copies of its context threads run in), every command waits for ``gate`` once it is
+    prepared, and raises ``CommandWithdrawn`` instead of running when the gate is withdrawn."""
+    token = _gate.set(gate)
+    try:
+        yield
+    finally:
+        _gate.reset(token)
 
 
 @contextlib.contextmanager
@@ -35,9 +86,13 @@ def sharing_lanes(count: int) -> Iterator[None]:
 
 @contextlib.contextmanager
 def in_a_lane() -> Iterator[Callable[[], None]]:
-    """Hold a lane of the enclosing ``sharing_lanes`` for one command (nothing to wait for outside one). What the
+    """Hold a lane of the enclosing ``sharing_lanes`` for one command (nothing to wait for outside one), once the
+    enclosing ``behind``'s gate, if any, was opened (raises ``CommandWithdrawn`` when it was withdrawn). What the
     block is given gives the lane back early, once the command's process has been reaped (what remains is
     ModelGuard's checks of its tree and outputs); the lane is given back when the block ends at the latest."""
+    gate = _gate.get()
+    if gate is not None and not gate.passed():
+        raise CommandWithdrawn(f"not run: {gate.what} did not pass")
     lanes = _lanes.get()
     if lanes is None:
         yield _nothing

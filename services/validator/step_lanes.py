@@ -2,7 +2,8 @@
 a failure is reported ``skipped`` with the failure named).
 
 With ``parallel`` of 2 or more, the steps that read the repaired copy without depending on each other run at once
-once ``compiles`` passed, up to ``parallel`` lanes at a time, in the order given: the tests (targeted, then the whole
+once ``compiles`` passed (prepared while its command runs: their commands wait behind it), up to ``parallel`` lanes at a
+time, in the order given: the tests (targeted, then the whole
 suite), the evaluation (the re-run), the data check (the repaired features' invalid values). With two at once the data
 check runs in whichever of the first two lanes comes free first: it waits for nothing but ``compiles``, and run after
 the evaluation (the longest step in the common case) it kept the validation about 130 ms longer. Each lane stops at
@@ -13,10 +14,13 @@ run (its commands did run: that work is spent to save the wall time of the commo
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextvars import copy_context
 
+from libs.sandbox.command_start import telling
+from libs.workspace.command_lanes import Gate, behind
 from services.validator.checks import CheckResult, skipped
 
 Step = tuple[str, Callable[[], CheckResult]]
@@ -38,20 +42,40 @@ def run_steps(steps: Sequence[Step], checks: list[CheckResult], parallel: int = 
 
 
 def _lanes_ahead(steps: Sequence[Step], checks: list[CheckResult], parallel: int) -> dict[str, CheckResult]:
-    """``compiles`` and, when it passed, every lane's results, up to ``parallel`` lanes at once."""
+    """``compiles`` and, when it passed, every lane's results, up to ``parallel`` lanes at once. The lanes start once
+    ``compiles``' command has begun (its own preparation is not slowed by theirs) and prepare their first commands
+    while it runs; their commands wait behind its gate (``libs.workspace.command_lanes.behind``) and run only once it
+    passed, so none runs when it failed (what those lanes found is dropped)."""
     by_name = dict(steps)
     if FIRST not in by_name or not all_passed(checks):
         return {}
-    results = {FIRST: by_name[FIRST]()}
-    if not results[FIRST].passed:
-        return results
     lanes = [[name for name in lane if name in by_name] for lane in LANES]
+    begun, compiled = threading.Event(), Gate(FIRST)
+    results: dict[str, CheckResult] = {}
     with ThreadPoolExecutor(min(parallel, len(lanes)), thread_name_prefix="validation-lane") as pool:
         # each lane in a copy of this thread's context: its commands' spans stay in the incident's trace
-        running = [pool.submit(copy_context().run, _lane, lane, by_name) for lane in lanes]
+        running = [pool.submit(copy_context().run, _lane_behind, begun, compiled, lane, by_name) for lane in lanes]
+        try:
+            with telling(begun.set):
+                results[FIRST] = by_name[FIRST]()
+        finally:
+            begun.set()
+            passed = FIRST in results and results[FIRST].passed
+            compiled.open() if passed else compiled.withdraw()
+        if not passed:
+            wait(running)  # their commands were withdrawn before running; what they found is not reported
+            return results
         for lane_results in running:
             results.update(lane_results.result())
     return results
+
+
+def _lane_behind(
+    begun: threading.Event, gate: Gate, names: Sequence[str], by_name: dict[str, Callable[[], CheckResult]]
+) -> dict[str, CheckResult]:
+    begun.wait()
+    with behind(gate):
+        return _lane(names, by_name)
 
 
 def _lane(names: Sequence[str], by_name: dict[str, Callable[[], CheckResult]]) -> dict[str, CheckResult]:

@@ -10,17 +10,31 @@ from contextvars import ContextVar
 
 import pytest
 
+from libs.sandbox.command_start import command_started
+from libs.workspace.command_lanes import in_a_lane
 from services.validator.checks import CheckResult
 from services.validator.step_lanes import Step, run_steps
 
 ORDER = ("compiles", "targeted_tests", "tests", "evaluation", "invalid_values", "gate")
 
 
-def _steps(failing: str | None, ran: list[str], wait: Callable[[str], None] = lambda name: None) -> list[Step]:
+def _steps(
+    failing: str | None,
+    ran: list[str],
+    wait: Callable[[str], None] = lambda name: None,
+    during: Callable[[str], None] = lambda name: None,
+) -> list[Step]:
+    """Each step's "command" is where a workspace command would run (``in_a_lane``, as ``run_command`` takes it, then
+    begun as the sandbox tells it): what happens before it (``wait``) is the step's preparation, ``during`` its
+    process."""
+
     def step(name: str) -> Callable[[], CheckResult]:
         def run() -> CheckResult:
             wait(name)
-            ran.append(name)
+            with in_a_lane():
+                ran.append(name)
+                command_started()
+                during(name)
             status = "failed" if name == failing else "passed"
             return CheckResult(name=name, status=status, detail=f"{name} {status}")
 
@@ -150,3 +164,56 @@ def test_the_data_check_runs_in_whichever_lane_comes_free_first() -> None:
     run_steps(_steps(None, ran, wait), checks, parallel=2)
     assert [c.name for c in checks] == list(ORDER) and all(c.passed for c in checks)
     assert most == 2  # never more steps at once than allowed
+
+
+def test_the_lanes_are_prepared_while_compiles_runs_and_their_commands_wait_for_it() -> None:
+    """``compiles``' command goes on until both lanes have prepared theirs: possible only if they prepare while it
+    runs; they start only once it has begun, and no lane's command runs before it has ended."""
+    prepared = threading.Barrier(3, timeout=30)
+    events: list[str] = []
+
+    def wait(name: str) -> None:
+        events.append(f"{name} prepares")
+        if name in ("targeted_tests", "evaluation"):
+            prepared.wait()
+
+    def during(name: str) -> None:
+        events.append(f"{name} runs")
+        if name == "compiles":
+            prepared.wait()
+            events.append("compiles ends")
+
+    ran: list[str] = []
+    checks: list[CheckResult] = []
+    run_steps(_steps(None, ran, wait, during), checks, parallel=2)
+    assert all(c.passed for c in checks) and sorted(ran) == sorted(ORDER)
+    assert events[0] == "compiles prepares" and ran[0] == "compiles"
+    lane_runs = [i for i, event in enumerate(events) if event.endswith(" runs") and event != "compiles runs"]
+    assert len(lane_runs) == len(ORDER) - 1 and events.index("compiles ends") < min(lane_runs)
+
+
+def test_when_compiles_fails_the_lanes_prepared_beside_it_run_no_command() -> None:
+    prepared: list[str] = []
+    ran: list[str] = []
+
+    def wait(name: str) -> None:
+        prepared.append(name)
+
+    checks: list[CheckResult] = []
+    run_steps(_steps("compiles", ran, wait), checks, parallel=2)
+    assert ran == ["compiles"]
+    assert {"targeted_tests", "evaluation"} <= set(prepared)  # they did start, and stopped at their command
+    assert [(c.name, c.status) for c in checks] == [("compiles", "failed")] + [(n, "skipped") for n in ORDER[1:]]
+
+
+def test_a_compiles_step_that_raises_withdraws_the_lanes() -> None:
+    ran: list[str] = []
+    steps = dict(_steps(None, ran))
+
+    def broken() -> CheckResult:
+        raise RuntimeError("a bug in the compile check")
+
+    steps["compiles"] = broken
+    with pytest.raises(RuntimeError, match="a bug in the compile check"):
+        run_steps(list(steps.items()), [], parallel=2)
+    assert ran == []

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from libs.workspace.command_lanes import in_a_lane, sharing_lanes
+from libs.workspace.command_lanes import CommandWithdrawn, Gate, behind, in_a_lane, sharing_lanes
 from libs.workspace.runner import CommandResult, run_command
 
 
@@ -181,3 +181,54 @@ def test_a_sandboxed_command_is_prepared_before_its_lane_and_gives_it_back_once_
         # lane was given back when the process was reaped, before the checks of its tree and outputs ended the block
         assert record.first("slot taken", thread) < record.first("lane taken", thread)
         assert record.first("lane given back", thread) < record.first("block ended", thread)
+
+
+def _behind_in_a_thread(gate: Gate, tmp_path: Path) -> tuple[threading.Thread, list[object]]:
+    """``run_command`` writing a file, in a thread behind ``gate``; what it returned or raised."""
+    outcome: list[object] = []
+    argv = ["python", "-c", "import sys; open(sys.argv[1], 'w').write('ran')", str(tmp_path / "out" / "ran.txt")]
+    (tmp_path / "out").mkdir()
+    (tmp_path / "work").mkdir()
+
+    def command() -> None:
+        with behind(gate):
+            try:
+                outcome.append(run_command(argv, tmp_path / "work", 60))
+            except CommandWithdrawn as exc:
+                outcome.append(exc)
+
+    thread = threading.Thread(target=command)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_command_behind_a_withdrawn_gate_is_prepared_but_never_runs(tmp_path: Path) -> None:
+    gate = Gate("compiles")
+    thread, outcome = _behind_in_a_thread(gate, tmp_path)
+    thread.join(timeout=1.0)
+    assert thread.is_alive() and outcome == []  # prepared, waiting for the gate
+    gate.withdraw()
+    gate.open()  # decided once: opening afterwards changes nothing
+    thread.join(timeout=60)
+    assert len(outcome) == 1 and isinstance(outcome[0], CommandWithdrawn), outcome
+    assert "compiles did not pass" in str(outcome[0])
+    assert not (tmp_path / "out" / "ran.txt").exists()
+
+
+def test_a_command_behind_an_opened_gate_runs_once_it_opens(tmp_path: Path) -> None:
+    gate = Gate("compiles")
+    thread, outcome = _behind_in_a_thread(gate, tmp_path)
+    thread.join(timeout=1.0)
+    assert not (tmp_path / "out" / "ran.txt").exists()
+    gate.open()
+    thread.join(timeout=60)
+    assert len(outcome) == 1 and isinstance(outcome[0], CommandResult) and outcome[0].returncode == 0, outcome
+    assert (tmp_path / "out" / "ran.txt").read_text() == "ran"
+
+
+def test_outside_a_gate_nothing_waits_for_one() -> None:
+    gate = Gate("compiles")
+    with behind(gate):
+        pass
+    with in_a_lane():
+        pass  # the gate was left undecided: a command outside its block does not wait for it
