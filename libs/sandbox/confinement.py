@@ -174,12 +174,14 @@ def _parents(targets: Iterable[Path], bound: Sequence[Path], covers: Sequence[Pa
 
 def bwrap_mounts(view: View) -> list[str]:
     """Mount operations in order: shallow paths first, so that a deeper mount lands on top of a shallower
-    one; the root and every cover made read-only at the end."""
+    one (the sandbox's own ``/dev`` and ``/proc`` with the system folders, so a folder shown under ``/dev``, a
+    temporary folder in ``/dev/shm``, lands on top of them); the root and every cover made read-only at the end."""
     covers = covers_needed(view)
     read_only = [view.cwd, *view.readable]
     real_binds = [Path(name) for name in SYSTEM_FOLDERS] + [mount.target for mount in read_only]
     targets = [m.target for m in (*read_only, *view.writable)] + covers + [Path(p) for p in EMPTY_FOLDERS]
     operations: list[tuple[int, int, list[str]]] = [(1, 0, arguments) for arguments in _system_operations()]
+    operations += [(1, 0, ["--dev", "/dev"]), (1, 0, ["--proc", "/proc"])]
     parents = _parents(targets, real_binds, covers)
     operations += [(_depth(p), 1, ["--perms", "0755", "--dir", str(p)]) for p in parents]
     operations += [(_depth(Path(p)), 1, ["--perms", "0755", "--dir", p]) for p in EMPTY_FOLDERS]
@@ -190,7 +192,7 @@ def bwrap_mounts(view: View) -> list[str]:
     operations += [(_depth(m.target), 4, ["--bind", str(m.source), str(m.target)]) for m in view.writable]
     ordered = [argument for *_, arguments in sorted(operations, key=lambda op: op[:2]) for argument in arguments]
     read_only_again = [argument for path in ["/", *map(str, blank)] for argument in ("--remount-ro", path)]
-    return [*ordered, "--dev", "/dev", "--proc", "/proc", *read_only_again]
+    return [*ordered, *read_only_again]
 
 
 def bwrap_argv(

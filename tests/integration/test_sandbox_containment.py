@@ -497,3 +497,34 @@ def test_in_a_user_namespace_the_same_view_and_network_hold(tmp_path: Path, mark
     interpreter = {Path(path).resolve().parts[1] for path in (sys.prefix, sys.base_prefix)}
     assert set(seen["root"]) <= system | interpreter, "only the system, the interpreter and the empty /tmp"
     assert result.report.identity.endswith("in a user namespace without capabilities")
+
+
+@needs_bwrap
+def test_a_tree_and_temporary_folder_under_dev_shm_are_shown_over_the_sandbox_s_own_dev(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TMPDIR=/dev/shm`` puts the command's staging there and a tree may be copied there: both must be visible in
+    the sandbox's own ``/dev`` (before, bubblewrap could not even change into them), and nothing else of the
+    machine's ``/dev/shm`` is."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        pytest.skip("no writable /dev/shm here")
+    with tempfile.TemporaryDirectory(dir=shm) as folder:
+        root = Path(folder)
+        monkeypatch.setattr(tempfile, "tempdir", str(root))
+        (root / "machine-secret").write_text("not for the command")
+        copy = workspace(
+            root,
+            """
+            import os, sys
+            print(os.getcwd(), os.path.exists(os.path.join(os.path.dirname(os.getcwd()), "machine-secret")))
+            print(sorted(os.listdir("/dev/shm")) == [os.path.basename(os.path.dirname(os.getcwd()))])
+            open(sys.argv[2], "w").write("written")
+        """,
+        )
+        out = root / "out" / "written.txt"
+        out.parent.mkdir()
+        result = run(copy, marker, None, str(out))
+        assert not result.failed, (result.failure_reason, result.stderr)
+        assert result.stdout.split() == [str(copy), "False", "True"]
+        assert out.read_text() == "written"

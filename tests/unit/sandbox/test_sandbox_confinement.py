@@ -165,3 +165,16 @@ def test_covers_and_parents_found_by_ancestor_lookups_are_those_of_the_definitio
         assert covers == _reference_covers(view)
         made = set(_pairs(bwrap_mounts(view), "--dir"))
         assert made == _reference_parents(view, covers) | set(EMPTY_FOLDERS)
+
+
+def test_the_sandbox_s_own_dev_and_proc_come_before_every_bind_so_a_folder_shown_under_dev_lands_on_top() -> None:
+    """A temporary folder under ``/dev/shm`` (``TMPDIR=/dev/shm``, a common way to put scratch in memory) is bound
+    after ``--dev /dev`` mounts the sandbox's own ``/dev``: bound before it, it was hidden and every command failed."""
+    scratch = Path("/dev/shm/modelguard-run-x")
+    cwd = scratch / "tree"
+    view = View(cwd=Mount(cwd, cwd), writable=(Mount(scratch / "home", scratch / "home"),))
+    mounts = bwrap_mounts(view)
+    under_shm = [index for index, value in enumerate(mounts) if value.startswith("/dev/shm")]
+    assert len(under_shm) >= 3  # its parents made, the tree and the home bound
+    assert mounts.index("--dev") < min(under_shm) and mounts.index("--proc") < min(under_shm)
+    assert mounts[mounts.index("--dev") + 1] == "/dev" and mounts[mounts.index("--proc") + 1] == "/proc"
