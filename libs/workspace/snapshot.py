@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
@@ -95,7 +94,7 @@ def extract_snapshot(data: bytes, dest: Path, *, max_bytes: int = DEFAULT_MAX_SN
                 _check_member(member, str(dest))
             _check_links(members)
             if _plain(members):
-                _write_plain(archive, members, dest)
+                _write_plain(data, members, dest)
             else:
                 archive.extractall(dest, members=members, filter="data")
     except HeaderRefused as error:
@@ -126,33 +125,41 @@ def _plain(members: list[tarfile.TarInfo]) -> bool:
     names = [PurePosixPath(member.name).parts for member in members]
     if len(set(names)) != len(names) or () in names:  # a name twice, or the destination itself (".")
         return False
-    if not all(member.isfile() or member.isdir() for member in members):
+    if not all((member.isfile() and not member.issparse()) or member.isdir() for member in members):
         return False
     folders = {parts[:end] for parts in names for end in range(1, len(parts))}
     return not any(member.isfile() and parts in folders for member, parts in zip(members, names, strict=True))
 
 
-def _write_plain(archive: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
+def _write_plain(data: bytes, members: list[tarfile.TarInfo], dest: Path) -> None:
     """What ``extractall(filter="data")`` writes for such members: the file modes it allows (no setuid, setgid
     or sticky bit, no write bit for others, read and write for the owner, execute only as the owner had it),
-    folders at the process's default mode, every modification time, and this process as the owner."""
+    folders at the process's default mode, every modification time, and this process as the owner. A file's bytes
+    are the archive's own, where its header says they are (``_plain`` lets no sparse file here), written at once:
+    through ``extractfile`` the same tree took twice as long."""
+    view = memoryview(data)
     folders: list[tuple[str, tarfile.TarInfo]] = []
+    made: set[str] = set()
     for member in members:
         target = os.path.join(dest, *PurePosixPath(member.name).parts)
         if member.isdir():
             os.makedirs(target, exist_ok=True)
+            made.add(target)
             folders.append((target, member))
             continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
+        content = view[member.offset_data : member.offset_data + member.size]
+        if len(content) != member.size:
+            raise UnsafeSnapshot(f"the archive ends inside the file {member.name!r}")
         mode = member.mode & 0o755
         mode = (mode if mode & 0o100 else mode & ~0o111) | 0o600
-        source = archive.extractfile(member)
-        if source is None:  # tarfile gives a regular file's content; anything else was refused above
-            raise UnsafeSnapshot(f"no content for the file {member.name!r}")
         handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            with os.fdopen(handle, "wb", closefd=False) as out:
-                shutil.copyfileobj(source, out)
+            while content:
+                content = content[os.write(handle, content) :]
             os.fchmod(handle, mode)
             os.utime(handle, (member.mtime, member.mtime))
         finally:
