@@ -142,7 +142,7 @@ def test_the_lanes_run_in_the_callers_context() -> None:
 def test_the_data_check_runs_in_whichever_lane_comes_free_first() -> None:
     """The evaluation ends only once the data check has run: with two at once, the check must run while the evaluation
     still goes, after the tests (it waits for nothing but ``compiles``), not after the evaluation."""
-    checked = threading.Event()
+    checked, evaluating = threading.Event(), threading.Event()
     running: list[str] = []
     most = 0
     lock = threading.Lock()
@@ -152,7 +152,10 @@ def test_the_data_check_runs_in_whichever_lane_comes_free_first() -> None:
         with lock:
             running.append(name)
             most = max(most, len(running))
+        if name == "targeted_tests":  # the lanes start together: the other lane's first step is under way too
+            assert evaluating.wait(timeout=30), "the evaluation did not start beside the tests"
         if name == "evaluation":
+            evaluating.set()
             assert checked.wait(timeout=30), "the data check waited for the evaluation"
         if name == "invalid_values":
             checked.set()
