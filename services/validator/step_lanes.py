@@ -14,9 +14,8 @@ run (its commands did run: that work is spent to save the wall time of the commo
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextvars import copy_context
 
 from libs.sandbox.command_start import telling
@@ -42,38 +41,46 @@ def run_steps(steps: Sequence[Step], checks: list[CheckResult], parallel: int = 
 
 
 def _lanes_ahead(steps: Sequence[Step], checks: list[CheckResult], parallel: int) -> dict[str, CheckResult]:
-    """``compiles`` and, when it passed, every lane's results, up to ``parallel`` lanes at once. The lanes start once
-    ``compiles``' command has begun (its own preparation is not slowed by theirs) and prepare their first commands
-    while it runs; their commands wait behind its gate (``libs.workspace.command_lanes.behind``) and run only once it
-    passed, so none runs when it failed (what those lanes found is dropped)."""
+    """``compiles`` and, when it passed, every lane's results, up to ``parallel`` lanes at once. The lanes are started
+    once ``compiles``' command has begun (their threads started before it made its preparation wait for the
+    interpreter's lock) and prepare their first commands while it runs; their commands wait behind its gate
+    (``libs.workspace.command_lanes.behind``) and run only once it passed, so none runs when it failed (what those
+    lanes found is dropped)."""
     by_name = dict(steps)
     if FIRST not in by_name or not all_passed(checks):
         return {}
     lanes = [[name for name in lane if name in by_name] for lane in LANES]
-    begun, compiled = threading.Event(), Gate(FIRST)
+    contexts = [copy_context() for _ in lanes]  # each lane in a copy of this thread's: its spans keep the incident's
+    compiled = Gate(FIRST)
     results: dict[str, CheckResult] = {}
     with ThreadPoolExecutor(min(parallel, len(lanes)), thread_name_prefix="validation-lane") as pool:
-        # each lane in a copy of this thread's context: its commands' spans stay in the incident's trace
-        running = [pool.submit(copy_context().run, _lane_behind, begun, compiled, lane, by_name) for lane in lanes]
+        running: list[Future[dict[str, CheckResult]]] = []
+
+        def start_lanes() -> None:
+            if not running:
+                running.extend(
+                    pool.submit(context.run, _lane_behind, compiled, lane, by_name)
+                    for context, lane in zip(contexts, lanes, strict=True)
+                )
+
         try:
-            with telling(begun.set):
+            with telling(start_lanes):
                 results[FIRST] = by_name[FIRST]()
         finally:
-            begun.set()
             passed = FIRST in results and results[FIRST].passed
             compiled.open() if passed else compiled.withdraw()
         if not passed:
             wait(running)  # their commands were withdrawn before running; what they found is not reported
             return results
+        start_lanes()  # compiles ran no command (no Python file changed)
         for lane_results in running:
             results.update(lane_results.result())
     return results
 
 
 def _lane_behind(
-    begun: threading.Event, gate: Gate, names: Sequence[str], by_name: dict[str, Callable[[], CheckResult]]
+    gate: Gate, names: Sequence[str], by_name: dict[str, Callable[[], CheckResult]]
 ) -> dict[str, CheckResult]:
-    begun.wait()
     with behind(gate):
         return _lane(names, by_name)
 
