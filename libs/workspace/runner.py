@@ -24,9 +24,8 @@ EnvironmentUnavailable before anything is made."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,13 +154,6 @@ def run_command(
     )
 
 
-_ONE_PREPARATION_AT_A_TIME = threading.Lock()
-"""Commands started together (the referee's two revisions, the diagnoser's trials) are prepared one after the other:
-a preparation is Python under the interpreter's lock, so two at once each took as long as both, and the first command
-went only when both were ready. One at a time, the first goes as soon as it alone is ready; the next is prepared while
-it runs."""
-
-
 @contextmanager
 def _ready(
     argv: list[str], cwd: Path, policy: SandboxPolicy, runner: RunnerSettings, image: str | None
@@ -176,9 +168,7 @@ def _ready(
     elif runner.url is not None or declared(cwd) is not None:
         yield lambda _: _run(argv, cwd, policy, runner)
     else:
-        with ExitStack() as prepared:
-            with _ONE_PREPARATION_AT_A_TIME:
-                command = prepared.enter_context(prepared_command(argv, cwd, policy))
+        with prepared_command(argv, cwd, policy) as command:
             yield command.run
 
 

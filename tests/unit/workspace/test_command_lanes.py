@@ -232,35 +232,3 @@ def test_outside_a_gate_nothing_waits_for_one() -> None:
         pass
     with in_a_lane():
         pass  # the gate was left undecided: a command outside its block does not wait for it
-
-
-def test_commands_started_together_are_prepared_one_after_the_other(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Two lanes, two commands started at once: their preparations never overlap (each is Python under the
-    interpreter's lock; together each took as long as both), and the commands still run at once."""
-    import libs.workspace.runner as runner
-
-    prepare = runner.prepared_command
-    lock = threading.Lock()
-    marks: list[tuple[str, int, float]] = []
-
-    def note(what: str) -> None:
-        with lock:
-            marks.append((what, threading.get_ident(), time.monotonic()))
-
-    @contextlib.contextmanager
-    def recorded(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        note("preparing")
-        with prepare(*args, **kwargs) as command:
-            note("prepared")
-            yield command
-
-    monkeypatch.setattr(runner, "prepared_command", recorded)
-    (_, first_ended), (second_began, _) = _two_sleeps(tmp_path, 2)
-    assert second_began < first_ended  # still at once
-    spans = {}
-    for what, thread, at in marks:
-        spans.setdefault(thread, {})[what] = at
-    (first, second) = sorted(spans.values(), key=lambda span: span["preparing"])
-    assert first["prepared"] <= second["preparing"]
