@@ -136,7 +136,7 @@ def _write_plain(data: bytes, members: list[tarfile.TarInfo], dest: Path) -> Non
     or sticky bit, no write bit for others, read and write for the owner, execute only as the owner had it),
     folders at the process's default mode, every modification time, and this process as the owner. A file's bytes
     are the archive's own, where its header says they are (``_plain`` lets no sparse file here), written at once:
-    through ``extractfile`` the same tree took twice as long."""
+    through ``extractfile`` the churn tree's extraction took 3.3 ms p50 against 2.4."""
     view = memoryview(data)
     folders: list[tuple[str, tarfile.TarInfo]] = []
     made: set[str] = set()

@@ -1,14 +1,13 @@
 """The validation steps after the patch applies, in order, each only when every check before it passed (a step after
 a failure is reported ``skipped`` with the failure named).
 
-With ``parallel`` of 2 or more, the steps that read the repaired copy without depending on each other run at once
-once ``compiles`` passed (prepared while its command runs: their commands wait behind it), up to ``parallel`` lanes at a
-time, in the order given: the tests (targeted, then the whole
-suite), the evaluation (the re-run), the data check (the repaired features' invalid values). With two at once the data
-check runs in whichever of the first two lanes comes free first: it waits for nothing but ``compiles``, and run after
-the evaluation (the longest step in the common case) it kept the validation about 130 ms longer. Each lane stops at
-its own first failure. The report is the one the steps give one after
-another: a lane's result that follows an earlier failure in the order is reported ``skipped``, as if it had not
+With ``parallel`` of 2 or more, the steps that read the repaired copy without depending on each other run at once once
+``compiles`` passed (prepared while its command runs: their commands wait behind it), up to ``parallel`` lanes at a
+time, in the order given: the tests (targeted, then the whole suite), the evaluation (the re-run), the data check (the
+repaired features' invalid values). With two at once the data check runs in whichever of the first two lanes comes free
+first: it waits for nothing but ``compiles``, and run after the evaluation (the longest step in the common case) it kept
+the validation about 130 ms longer. Each lane stops at its own first failure. The report is the one the steps give one
+after another: a lane's result that follows an earlier failure in the order is reported ``skipped``, as if it had not
 run (its commands did run: that work is spent to save the wall time of the common case, where everything passes).
 """
 
@@ -68,7 +67,10 @@ def _lanes_ahead(steps: Sequence[Step], checks: list[CheckResult], parallel: int
                 results[FIRST] = by_name[FIRST]()
         finally:
             passed = FIRST in results and results[FIRST].passed
-            compiled.open() if passed else compiled.withdraw()
+            if passed:
+                compiled.open()
+            else:
+                compiled.withdraw()
         if not passed:
             wait(running)  # their commands were withdrawn before running; what they found is not reported
             return results

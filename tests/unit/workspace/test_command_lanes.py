@@ -227,8 +227,25 @@ def test_a_command_behind_an_opened_gate_runs_once_it_opens(tmp_path: Path) -> N
 
 
 def test_outside_a_gate_nothing_waits_for_one() -> None:
+    """With the gate undecided, a command outside its block takes its lane at once; one inside waits until it opens."""
     gate = Gate("compiles")
-    with behind(gate):
-        pass
-    with in_a_lane():
-        pass  # the gate was left undecided: a command outside its block does not wait for it
+    took: list[str] = []
+
+    def command(where: str) -> None:
+        with in_a_lane():
+            took.append(where)
+
+    def inside_block() -> None:
+        with behind(gate):
+            command("inside")
+
+    inside = threading.Thread(target=inside_block, daemon=True)
+    inside.start()
+    outside = threading.Thread(target=command, args=("outside",), daemon=True)
+    outside.start()
+    outside.join(timeout=10)
+    inside.join(timeout=0.3)
+    assert took == ["outside"] and inside.is_alive()
+    gate.open()
+    inside.join(timeout=10)
+    assert took == ["outside", "inside"]
