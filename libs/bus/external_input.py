@@ -94,6 +94,17 @@ class BatchVerdicts:
     stopped: BatchStop | None = None
 
 
+@dataclass(frozen=True)
+class SettleBehind:
+    """Settling a batch while the next is handled: ``begin`` takes the batch's settlement aside (the input reads
+    it as settled from then on) and answers the commit, which the runtime runs in a thread of its own; after a
+    commit failed, ``reload`` drops what the input's store does not hold (the runtime then reads the unsettled
+    records again)."""
+
+    begin: Callable[[Sequence[RecordVerdict]], Callable[[], None]]
+    reload: Callable[[], None]
+
+
 def _nothing_to_settle(_events: Sequence[FirstEvent], _position: InputPosition) -> None:
     return None
 
@@ -109,3 +120,5 @@ class ExternalInput:
     """When set, records are consumed and handled in batches (``handle`` and ``settled`` are then not used)."""
     settle_batch: Callable[[Sequence[RecordVerdict]], None] | None = None
     batch_max_records: int = 2000
+    settle_behind: SettleBehind | None = None
+    """With batches: settle each while the next is handled (else ``settle_batch`` settles it before the next)."""

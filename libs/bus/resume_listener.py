@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiokafka import ConsumerRebalanceListener, TopicPartition
@@ -34,13 +34,16 @@ class ResumeFromStoredOffsets(ConsumerRebalanceListener):  # type: ignore[misc]
         """``probe`` makes an unstarted consumer with no group, to find an offset by time (``offset_by_time``);
         without one, the broker's own answer is taken as it is."""
         self.subscriber: Any = None  # faststream's subscriber: its ``consumer`` exists once it started
+        self.before_revoke: Callable[[], Awaitable[None]] | None = None
+        """Awaited before partitions are given up (the input's commit in flight, ``libs/bus/commit_behind.py``)."""
         self._stored_offsets = stored_offsets
         self.start = start
         self._clock_ms = clock_ms
         self._probe = probe
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        return None
+        if self.before_revoke is not None:  # a commit in flight: what is stored then says where each resumes
+            await self.before_revoke()
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         consumer = getattr(self.subscriber, "consumer", None)

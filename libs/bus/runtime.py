@@ -37,6 +37,7 @@ from contracts.service_channels import ServiceChannels
 from libs.bus.batch_sink import MAX_RECORDS, WAIT_MS, BatchSink, consume_batch
 from libs.bus.broker_loss import watch_for_broker_loss
 from libs.bus.broker_reachability import watch_reachability
+from libs.bus.commit_behind import CommitBehind
 from libs.bus.consumer_lag import sample_lag_forever
 from libs.bus.consumer_stop import stop_subscriber
 from libs.bus.delivery_policy import DeliveryPolicyError, default_delivery_policy
@@ -267,6 +268,9 @@ class ServiceRuntime:
             if definition.batch_sink
             else {"fetch_max_wait_ms": settings.kafka_fetch_max_wait_ms}
         )
+        self._commits_behind: list[CommitBehind] = []
+        """The external inputs' commits run behind their consumers, waited for once the consumers stopped."""
+        self.app.after_shutdown(self._commits_ended)
         if definition.on_stop is not None:
             self.app.after_shutdown(self._stopped)
         self._input = self.broker.subscriber(
@@ -287,17 +291,28 @@ class ServiceRuntime:
             # DataHub's topics through DataHub's broker; ModelGuard's own (the datahub-actions action's) on the bus
             datahubs = [t for t in external.topics if not read_on_the_bus(t)]
             ours = [t for t in external.topics if read_on_the_bus(t)]
+            alone = not (datahubs and ours)  # two consumers of one input: each settles in step
             if datahubs:
-                self._subscribe_external(external, datahubs, self.external_broker, settings.mcl_kafka)
+                self._subscribe_external(external, datahubs, self.external_broker, settings.mcl_kafka, alone)
             if ours:
-                self._subscribe_external(external, ours, self.broker, settings.kafka)
+                self._subscribe_external(external, ours, self.broker, settings.kafka, alone)
 
     def _subscribe_external(
-        self, external: ExternalInput, topics: Sequence[str], broker: KafkaBroker, connection: KafkaConnection
+        self,
+        external: ExternalInput,
+        topics: Sequence[str],
+        broker: KafkaBroker,
+        connection: KafkaConnection,
+        alone: bool = True,
     ) -> None:
         """A consumer of an external input's ``topics`` on ``broker``, resuming from the input's stored offsets, the
-        start policy's offset lookups made through ``connection``."""
+        start policy's offset lookups made through ``connection``; ``alone``: the input's only consumer (it may then
+        commit its batches behind, when the input offers it)."""
         settings = self.settings
+        behind: CommitBehind | None = None
+        if alone and external.settle_behind is not None and external.stored_offsets is not None:
+            behind = CommitBehind(external.settle_behind, external.stored_offsets, self.definition.name)
+            self._commits_behind.append(behind)
         resume = ResumeFromStoredOffsets(
             external.stored_offsets or dict,
             start=settings.mcl_start,
@@ -316,6 +331,8 @@ class ServiceRuntime:
             "max_partition_fetch_bytes": MAX_MESSAGE_BYTES,
             "listener": resume,
         }
+        if behind is not None:
+            resume.before_revoke = behind.quiet
         if external.handle_batch is not None:
             subscriber = broker.subscriber(
                 *topics,
@@ -326,7 +343,7 @@ class ServiceRuntime:
                 decoder=_batch_values,
                 **options,
             )
-            subscriber(self._external_batch_consumer(external))
+            subscriber(self._external_batch_consumer(external, behind))
         else:
             subscriber = broker.subscriber(*topics, **options)
             subscriber(self._external_consumer(external))
@@ -419,6 +436,13 @@ class ServiceRuntime:
     def start_timers(self) -> None:
         """The definition's timers, each in a task of its own until the service goes down."""
         self._background += [asyncio.create_task(_run_timer(t)) for t in self.definition.timers]
+
+    async def _commits_ended(self) -> None:
+        """After the consumers stopped: the commits in flight end before the service does (one that fails is read
+        again at the next start, from the offsets its input stored)."""
+        for behind in self._commits_behind:
+            await behind.quiet()
+            behind.close()
 
     async def _stopped(self) -> None:
         """After the brokers stopped: the definition's ``on_stop``, in a worker thread like its handler; a failure
@@ -700,17 +724,20 @@ class ServiceRuntime:
 
         return on_external
 
-    def _external_batch_consumer(self, external: ExternalInput) -> Callable[[KafkaMessage], Awaitable[None]]:
+    def _external_batch_consumer(
+        self, external: ExternalInput, behind: CommitBehind | None = None
+    ) -> Callable[[KafkaMessage], Awaitable[None]]:
         """Up to ``batch_max_records`` records per call: handled in one worker-thread call, their dead letters and
         first events published, settled in one call (state and offsets in one transaction), and the Kafka offsets
-        committed once, when this returns (FastStream acknowledges the batch)."""
+        committed once, when this returns (FastStream acknowledges the batch). With ``behind``, a batch is settled
+        while the next is handled (``libs/bus/commit_behind.py``)."""
         assert external.handle_batch is not None and external.settle_batch is not None
         handle_batch, settle_batch = external.handle_batch, external.settle_batch
 
         def handle_and_settle_quiet(records: Sequence[ExternalRecord]) -> tuple[BatchVerdicts, bool]:
             """Handle; and when nothing is to be published (most batches), settle in the same worker call."""
             result = handle_batch(records)
-            if result.verdicts and not any(v.firsts or v.dead_letter for v in result.verdicts):
+            if _quiet(result):
                 settle_batch(result.verdicts)
                 return result, True
             return result, False
@@ -726,7 +753,10 @@ class ServiceRuntime:
                 self.metrics.received(topic, count)
             set_log_context(None, None)
             try:
-                await handle_records(msg, records)
+                if behind is None:
+                    await handle_records(msg, records, None)
+                else:
+                    await handle_records_behind(msg, records, behind)
             except Exception:  # the store or a bug outside any one record: not acknowledged, read again after a pause
                 log.exception(
                     "%s: a batch of %d MCL records failed; it is read again", self.definition.name, len(records)
@@ -734,10 +764,30 @@ class ServiceRuntime:
                 await asyncio.sleep(BATCH_FAILURE_PAUSE_S)
                 raise
 
-        async def handle_records(msg: KafkaMessage, records: list[ExternalRecord]) -> None:
+        async def handle_records_behind(msg: KafkaMessage, records: list[ExternalRecord], behind: CommitBehind) -> None:
+            result = await asyncio.to_thread(handle_batch, records)  # while the batch before commits
+            failed = await behind.ended()
+            if failed:  # that batch's commit failed: it and this one come again, nothing of this one published
+                _rewind(msg, [*failed, *records])
+                return
+            if result.stopped is not None or not behind.may_go_behind(records):
+                await handle_records(msg, records, result)
+                return
+            if not _quiet(result):
+                await self._publish_verdicts(result.verdicts)
+            if result.verdicts:
+                behind.begin(result.verdicts, records)
+
+        async def handle_records(
+            msg: KafkaMessage, records: list[ExternalRecord], handled: BatchVerdicts | None
+        ) -> None:
+            """In step; ``handled``: the first records' verdicts when they were handled already."""
             remaining = records
             while remaining:
-                result, settled = await asyncio.to_thread(handle_and_settle_quiet, remaining)
+                if handled is None:
+                    result, settled = await asyncio.to_thread(handle_and_settle_quiet, remaining)
+                else:
+                    result, settled, handled = handled, False, None
                 if not settled:
                     await self._publish_verdicts(result.verdicts)
                     if result.verdicts:
@@ -972,6 +1022,11 @@ def _source(position: InputPosition) -> str:
 
 def _value_bytes(value: Any) -> bytes:
     return value if isinstance(value, bytes) else bytes(value or b"")
+
+
+def _quiet(result: BatchVerdicts) -> bool:
+    """True when a batch's verdicts have nothing to publish (most batches)."""
+    return bool(result.verdicts) and not any(v.firsts or v.dead_letter for v in result.verdicts)
 
 
 def _rewind(msg: KafkaMessage, unsettled: Sequence[ExternalRecord]) -> None:

@@ -26,14 +26,20 @@ the risks just reported, the counts and each partition's next offset in one tran
 loses nothing (nothing committed: the records come again), a crash after it doubles nothing (the stored offsets
 say where to resume). A registry that does not answer stops the batch at the record that needed it
 (:class:`~libs.bus.external_input.BatchStop`): the runtime settles the records before it and retries from it.
+
+With a store of its own (SQLite), the runtime settles behind (:meth:`MclIntake.settle_behind`): the batch's
+settlement is taken aside when it is published (:meth:`MclIntake.begin_settle`) and committed in another thread
+while the next batch is handled, which reads what is in flight as if it were stored. A failed commit is met before
+the next batch is published: :meth:`MclIntake.reload` drops what the store does not hold and the runtime reads the
+unsettled records again. A shared store (PostgreSQL) is settled in step: other replicas follow what it holds.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from libs.bus.external_input import (
@@ -44,6 +50,7 @@ from libs.bus.external_input import (
     FirstEvent,
     InputPosition,
     RecordVerdict,
+    SettleBehind,
 )
 from libs.bus.handler_errors import RejectedInput, TransientFailure
 from libs.canonical_json import sha256_hex
@@ -69,13 +76,15 @@ log = logging.getLogger("modelguard.context.mcl")
 
 @dataclass
 class _SeenRisks:
-    """Risks already reported: those the store remembers, and those of the batch in hand (not settled yet)."""
+    """Risks already reported: those the store remembers, those of the batch in hand (not settled yet) and those
+    of the batch being written behind."""
 
     store: MirrorStore
     pending: dict[str, None]
+    in_flight: dict[str, None] = field(default_factory=dict)
 
     def seen(self, fingerprint: str) -> bool:
-        return fingerprint in self.pending or self.store.seen(fingerprint)
+        return fingerprint in self.pending or fingerprint in self.in_flight or self.store.seen(fingerprint)
 
 
 class MclIntake:
@@ -108,6 +117,50 @@ class MclIntake:
     def settle_batch(self, verdicts: Sequence[RecordVerdict]) -> None:
         """After the verdicts' dead letters and first events are on the bus: commit the mirror's state, the change
         log, the reported risks, the counts and the next offset of each partition in one transaction."""
+        settled, offsets, reported = self._settlement(verdicts)
+        self.mirror.flush(
+            offsets, changes=self._changes, seen_fingerprints=reported, counter_increments=settled.as_counters()
+        )
+        self._changes = []
+        self._seen.pending.clear()
+        self._count(settled)
+
+    def settle_behind(self) -> SettleBehind | None:
+        """Settling a batch while the next is handled, when the mirror's store is its own (not shared)."""
+        return None if self.mirror.store.shared else SettleBehind(self.begin_settle, self.reload)
+
+    def begin_settle(self, verdicts: Sequence[RecordVerdict]) -> Callable[[], None]:
+        """What :meth:`settle_batch` commits, taken aside now; the answer commits it, in any thread, while the next
+        batch is handled (which sees it: the mirror and the reported risks read it until it is stored)."""
+        if self.mirror.write_in_flight:  # refused before the verdicts' outcomes are taken
+            raise RuntimeError("a batch's commit is in flight already")
+        settled, offsets, reported = self._settlement(verdicts)
+        write = self.mirror.begin_flush(
+            offsets, changes=self._changes, seen_fingerprints=reported, counter_increments=settled.as_counters()
+        )
+        self._changes = []
+        in_flight = self._seen.in_flight = self._seen.pending
+        self._seen.pending = {}
+
+        def commit() -> None:
+            write()
+            if self._seen.in_flight is in_flight:
+                self._seen.in_flight = {}
+            self._count(settled)
+
+        return commit
+
+    def reload(self) -> None:
+        """After a commit begun behind failed: forget what the store does not hold, and read the mirror again."""
+        self.mirror.reload()
+        self._outcomes.clear()
+        self._changes = []
+        self._seen.pending, self._seen.in_flight = {}, {}
+
+    def _settlement(
+        self, verdicts: Sequence[RecordVerdict]
+    ) -> tuple[IntakeCounts, dict[tuple[str, int], int], list[tuple[str, str]]]:
+        """The counts, the next offset of each partition and the risks reported of the verdicts' records."""
         settled = IntakeCounts()
         offsets: dict[tuple[str, int], int] = {}
         reported: list[tuple[str, str]] = []
@@ -123,11 +176,9 @@ class MclIntake:
                 key = (position.topic, position.partition)
                 offsets[key] = max(offsets.get(key, 0), position.offset + 1)
             reported += [(first.payload.change_fingerprint, now) for first in verdict.firsts]  # type: ignore[attr-defined]
-        self.mirror.flush(
-            offsets, changes=self._changes, seen_fingerprints=reported, counter_increments=settled.as_counters()
-        )
-        self._changes = []
-        self._seen.pending.clear()
+        return settled, offsets, reported
+
+    def _count(self, settled: IntakeCounts) -> None:
         before = self.counts.total
         self.counts = self.counts.merged(settled)
         if before // self._log_counts_every != self.counts.total // self._log_counts_every:

@@ -75,6 +75,7 @@ def definition(ports: ContextPorts) -> ServiceDefinition:
         handle_batch=intake.handle_batch,
         settle_batch=intake.settle_batch,
         batch_max_records=ports.mcl_batch_max_records,
+        settle_behind=intake.settle_behind(),
     )
     return ServiceDefinition(
         NAME,

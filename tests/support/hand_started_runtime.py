@@ -16,6 +16,7 @@ async def stop_runtime(runtime: ServiceRuntime) -> None:
     await runtime._going_down()
     for broker in runtime.brokers:
         await broker.stop()
+    await runtime._commits_ended()
     runtime.processed.close()
 
 

@@ -20,12 +20,18 @@ On open, the indexes are rebuilt from the facts persisted beside each indexed as
 aspect's JSON when another SDK version wrote them), so a restart resumes from the stored offsets without
 re-reading the topic. With a shared store (several replicas), :meth:`MetadataMirror.follow_feed` re-reads what
 the other replicas wrote since the last call, so every replica's indexes see every partition's changes.
+
+Writing behind (a store of its own only): :meth:`MetadataMirror.begin_flush` takes the pending changes aside (*in
+flight*) and answers the write, which another thread runs while the next changes are applied; reads see pending,
+then in flight, then the store. One write is in flight at a time. When it fails, what is not stored is dropped by
+:meth:`MetadataMirror.reload`, which reads the indexes again from the store (as a restart would).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -86,6 +92,9 @@ class MetadataMirror:
         self._timeseries_millis: dict[tuple[str, str], int] = {}
         self._pending: dict[tuple[str, str], StoredAspect | None] = {}
         self._pending_entity_deletes: dict[str, None] = {}
+        self._in_flight: _InFlight | None = None
+        self._writing = threading.RLock()
+        """Held while a write runs: a write begun behind, or a flush."""
         self._feed_position = store.feed_position()
         self.load_warnings: list[str] = []
         self._load()
@@ -171,27 +180,78 @@ class MetadataMirror:
     ) -> None:
         """Persist pending changes and, in the same transaction, the next offset to consume per partition, meta
         values, change log entries, reported risks and counter increments. Pending changes stay pending when the
-        write fails."""
+        write fails. A write begun behind is waited for first."""
+        with self._writing:
+            self._store.write(self._pending_write(offsets, meta, changes, seen_fingerprints, counter_increments))
+            self._pending.clear()
+            self._pending_entity_deletes.clear()
+
+    def begin_flush(
+        self,
+        offsets: Mapping[TopicPartition, int],
+        changes: Sequence[ChangeRow] = (),
+        seen_fingerprints: Sequence[tuple[str, str]] = (),
+        counter_increments: Mapping[str, int] | None = None,
+    ) -> Callable[[], None]:
+        """What :meth:`flush` writes, taken aside now: the answer writes it (in any thread) and raises what the
+        store raised. Until it has written, reads see it; a second ``begin_flush`` before it has is refused.
+        After it failed, only :meth:`reload` brings the mirror back in step with its store."""
+        if self._store.shared:
+            raise RuntimeError("a shared store is written in step: other replicas follow what it holds")
+        if self.write_in_flight:
+            raise RuntimeError("a write is in flight already")
+        write = self._pending_write(offsets, None, changes, seen_fingerprints, counter_increments)
+        in_flight = _InFlight(self._pending, self._pending_entity_deletes)
+        self._pending, self._pending_entity_deletes = {}, {}
+        self._in_flight = in_flight
+
+        def run() -> None:
+            with self._writing:
+                self._store.write(write)
+                if self._in_flight is in_flight:
+                    self._in_flight = None
+
+        return run
+
+    @property
+    def write_in_flight(self) -> bool:
+        """True from :meth:`begin_flush` until its write has stored what it took aside."""
+        return self._in_flight is not None
+
+    def reload(self) -> None:
+        """Drop every change not in the store (pending, or in flight when its write failed) and rebuild the
+        indexes from the store, as a restart would."""
+        with self._writing:
+            self._pending, self._pending_entity_deletes = {}, {}
+            self._in_flight = None
+            self._reset()
+            self._feed_position = self._store.feed_position()
+            self._load()
+
+    def _pending_write(
+        self,
+        offsets: Mapping[TopicPartition, int] | None,
+        meta: Mapping[str, str] | None,
+        changes: Sequence[ChangeRow],
+        seen_fingerprints: Sequence[tuple[str, str]],
+        counter_increments: Mapping[str, int] | None,
+    ) -> MirrorWrite:
         followed = followed_aspects()
         feed: list[tuple[str, str | None]] = []
         if self._store.shared:
             feed = [(urn, None) for urn in self._pending_entity_deletes]
             feed += [key for key in self._pending if key[1] in followed]
-        self._store.write(
-            MirrorWrite(
-                upserts=[row for row in self._pending.values() if row is not None],
-                deletes=[key for key, row in self._pending.items() if row is None],
-                deleted_entities=list(self._pending_entity_deletes),
-                offsets=dict(offsets or {}),
-                meta=dict(meta or {}),
-                changes=changes,
-                seen_fingerprints=seen_fingerprints,
-                counter_increments=dict(counter_increments or {}),
-                feed=feed,
-            )
+        return MirrorWrite(
+            upserts=[row for row in self._pending.values() if row is not None],
+            deletes=[key for key, row in self._pending.items() if row is None],
+            deleted_entities=list(self._pending_entity_deletes),
+            offsets=dict(offsets or {}),
+            meta=dict(meta or {}),
+            changes=changes,
+            seen_fingerprints=seen_fingerprints,
+            counter_increments=dict(counter_increments or {}),
+            feed=feed,
         )
-        self._pending.clear()
-        self._pending_entity_deletes.clear()
 
     def meta(self, key: str) -> str | None:
         """A value the last flushes stored under ``key`` (pending meta is written by the next flush)."""
@@ -343,6 +403,13 @@ class MetadataMirror:
             return row.json if row is not None else None
         if urn in self._pending_entity_deletes:
             return None
+        in_flight = self._in_flight  # read once: its write may end meanwhile, and the store then holds it
+        if in_flight is not None:
+            if key in in_flight.aspects:
+                row = in_flight.aspects[key]
+                return row.json if row is not None else None
+            if urn in in_flight.entity_deletes:
+                return None
         return self._store.aspect_json(urn, aspect_name)
 
     def _schema_paths(self, dataset_urn: str) -> frozenset[str] | None:
@@ -397,6 +464,13 @@ class MetadataMirror:
         if not isinstance(parsed, dict):
             raise MclDecodeError("bad_aspect_json", f"stored {row.aspect_name} of {row.urn} is not a JSON object")
         return parsed
+
+
+class _InFlight:
+    """Changes taken aside by :meth:`MetadataMirror.begin_flush`, until their write has ended."""
+
+    def __init__(self, aspects: dict[tuple[str, str], StoredAspect | None], entity_deletes: dict[str, None]) -> None:
+        self.aspects, self.entity_deletes = aspects, entity_deletes
 
 
 def _latest_records(graph: MetadataGraph) -> Iterable[AspectRecord]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from datahub.metadata.schema_classes import SchemaMetadataClass, StatusClass
 
 from libs.bus.external_input import DeadLetterVerdict, ExternalRecord, InputPosition, RecordVerdict
@@ -14,6 +15,8 @@ from libs.datahub.mcl.aspect_decode import TypedAspect, decode_aspect
 from libs.datahub.mcl.avro_schema import ParsedSchema, shipped_mcl_schema
 from libs.datahub.mcl.decoder import MclDecoder
 from libs.datahub.mcl.mirror import MetadataMirror
+from libs.datahub.mcl.mirror_store import MirrorWrite
+from libs.datahub.mcl.mirror_store_sqlite import SqliteMirrorStore
 from libs.datahub.mcl.schema_registry import SchemaRegistryUnavailable, ShippedSchemaResolver
 from services.context.change_log import ChangeLog
 from services.context.intake_counts import IntakeCounts
@@ -136,3 +139,64 @@ def test_a_bug_met_in_one_record_dead_letters_that_record_and_the_batch_goes_on(
     assert "RuntimeError: a bug" in failed.dead_letter.detail and applied.dead_letter is None
     assert intake.counts.applied == 1 and intake.counts.dead_lettered == {"handler-error": 1}
     assert intake.mirror.is_removed(Churn.FEATURES) and intake.mirror.aspect_json(Churn.RAW, "ownership") != odd_owner
+
+
+def test_a_batch_handled_while_the_one_before_commits_reads_its_state_and_reports_no_risk_twice(
+    tmp_path: Path,
+) -> None:
+    intake = _churn_intake(tmp_path)
+    first = intake.handle_batch(_batch(_rename()))
+    commit = intake.begin_settle(first.verdicts)  # taken aside, not written yet
+    renamed = intake.mirror.aspect_json(Churn.RAW, "schemaMetadata")
+    assert MetadataMirror.open(tmp_path).committed_offsets() == {}  # nothing stored yet
+
+    second = intake.handle_batch(_batch(_rename(), first=1))
+
+    assert [len(v.firsts) for v in first.verdicts] == [1] and [len(v.firsts) for v in second.verdicts] == [0]
+    assert intake.mirror.aspect_json(Churn.RAW, "schemaMetadata") == renamed  # read from what is in flight
+    with pytest.raises(RuntimeError, match="in flight"):
+        intake.begin_settle(second.verdicts)
+    commit()
+    intake.begin_settle(second.verdicts)()
+    stored = MetadataMirror.open(tmp_path)
+    assert stored.committed_offsets() == {(TOPIC, 0): 2} and stored.aspect_json(Churn.RAW, "schemaMetadata") == renamed
+    counts = IntakeCounts.from_counters(stored.store.counters())
+    assert counts.applied == 2 and intake.counts == counts
+
+
+class _FullDisk(SqliteMirrorStore):
+    """SQLite whose writes fail while ``full`` is set."""
+
+    full = False
+
+    def write(self, batch: MirrorWrite) -> None:
+        if self.full:
+            raise OSError("database or disk is full")
+        super().write(batch)
+
+
+def test_after_a_failed_commit_reload_drops_what_the_store_does_not_hold(tmp_path: Path) -> None:
+    store = _FullDisk.open(tmp_path)
+    assert isinstance(store, _FullDisk)
+    intake = MclIntake(MclDecoder(ShippedSchemaResolver()), MetadataMirror(store))
+    intake.mirror.bootstrap(churn_records(), source="test")
+    before = intake.mirror.aspect_json(Churn.RAW, "schemaMetadata")
+    first = intake.handle_batch(_batch(_rename()))
+    commit = intake.begin_settle(first.verdicts)
+    status = avro_message(mcl_record(Churn.FEATURES, "status", StatusClass(removed=True)))
+    intake.handle_batch(_batch(status, first=1))  # handled on top of the batch in flight
+    store.full = True
+    with pytest.raises(OSError, match="disk is full"):
+        commit()
+    store.full = False
+
+    intake.reload()
+
+    assert intake.mirror.aspect_json(Churn.RAW, "schemaMetadata") == before
+    assert not intake.mirror.is_removed(Churn.FEATURES) and not intake.mirror.write_in_flight
+    again = intake.handle_batch(_batch(_rename(), status))  # what the runtime reads again
+    assert [len(v.firsts) for v in again.verdicts] == [1, 0]  # the risk was never stored as reported
+    intake.begin_settle(again.verdicts)()
+    counts = IntakeCounts.from_counters(store.counters())
+    assert (counts.applied, counts.total) == (2, 2) and intake.stored_offsets() == {(TOPIC, 0): 2}
+    assert MetadataMirror.open(tmp_path).is_removed(Churn.FEATURES)
