@@ -16,7 +16,8 @@ What stays true:
   for the commit in flight before the partitions are given up.
 - A failed commit is met when the next batch has been handled, before anything of it is published: the input
   drops what its store does not hold (``reload``), and the partitions are rewound to the first record of the batch
-  whose commit failed and of the batch just handled, which are then read again.
+  whose commit failed and of the batch just handled, which are then read again. While the input cannot read its
+  state again, every batch fails before it is handled, and is read again after a pause.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class CommitBehind:
         self._running: asyncio.Future[None] | None = None
         self._records: Sequence[ExternalRecord] = ()
         self._stored: set[tuple[str, int]] = set()
+        self._reload_owed = False
 
     def may_go_behind(self, records: Sequence[ExternalRecord]) -> bool:
         """True when the store holds an offset for every partition of ``records`` (else they settle in step).
@@ -72,9 +74,20 @@ class CommitBehind:
             await running
         except Exception:  # the store's failure, or a bug: either way nothing of the batch is known to be stored
             log.exception("%s: committing a batch of %d records failed; it is read again", self._name, len(records))
-            await asyncio.to_thread(self._settle.reload)
+            self._reload_owed = True
+            try:
+                await self.reloaded()
+            except Exception:
+                log.exception("%s: reading its state again failed; tried again before the next batch", self._name)
             return records
         return ()
+
+    async def reloaded(self) -> None:
+        """After a failed commit: the input's state read again from its store before anything more is handled;
+        raises while that fails (the batch in hand then fails, and is read again after a pause)."""
+        if self._reload_owed:
+            await asyncio.to_thread(self._settle.reload)
+            self._reload_owed = False
 
     async def quiet(self) -> None:
         """Wait until no commit is in flight, whatever its end (met later by :meth:`ended`)."""

@@ -765,6 +765,7 @@ class ServiceRuntime:
                 raise
 
         async def handle_records_behind(msg: KafkaMessage, records: list[ExternalRecord], behind: CommitBehind) -> None:
+            await behind.reloaded()  # after a failed commit, nothing is handled on what the store does not hold
             result = await asyncio.to_thread(handle_batch, records)  # while the batch before commits
             failed = await behind.ended()
             if failed:  # that batch's commit failed: it and this one come again, nothing of this one published

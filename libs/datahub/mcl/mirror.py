@@ -113,7 +113,10 @@ class MetadataMirror:
         return self._store
 
     def close(self) -> None:
-        self.flush()
+        """Pending changes written, then the store closed; a write in flight that failed is dropped (what it
+        held comes again from the stored offsets)."""
+        if not self.write_in_flight:
+            self.flush()
         self._store.close()
 
     # --- bootstrap -------------------------------------------------------------------------------------
@@ -180,7 +183,9 @@ class MetadataMirror:
     ) -> None:
         """Persist pending changes and, in the same transaction, the next offset to consume per partition, meta
         values, change log entries, reported risks and counter increments. Pending changes stay pending when the
-        write fails. A write begun behind is waited for first."""
+        write fails. Refused while a write begun behind has not stored what it took aside (it would land after)."""
+        if self.write_in_flight:
+            raise RuntimeError("a write is in flight: its end comes first")
         with self._writing:
             self._store.write(self._pending_write(offsets, meta, changes, seen_fingerprints, counter_increments))
             self._pending.clear()
@@ -202,8 +207,8 @@ class MetadataMirror:
             raise RuntimeError("a write is in flight already")
         write = self._pending_write(offsets, None, changes, seen_fingerprints, counter_increments)
         in_flight = _InFlight(self._pending, self._pending_entity_deletes)
+        self._in_flight = in_flight  # before pending is emptied: a reader in another thread finds it in one of them
         self._pending, self._pending_entity_deletes = {}, {}
-        self._in_flight = in_flight
 
         def run() -> None:
             with self._writing:
