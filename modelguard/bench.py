@@ -281,18 +281,20 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
         cpu_before = cpu_readings(processes)
         started = time.monotonic()
         doorbells = stack_doorbells(settings, state)
-        asyncio.run(publish_signed(state.bootstrap, reports, doorbells=doorbells))
-        done = wait_all(store, registry, [r.event.meta.incident_id for r in reports], timeout_s=60.0 * n + 120)
-        wall = time.monotonic() - started
-        spent = CpuSpent.between(cpu_before, cpu_readings(processes))
-        hop = _broker_hop(state.bootstrap, settings)
-        alone = report_one_at_a_time(
-            evaluations[n:],
-            lambda evaluation: sign_report(evaluation, metric, key),
-            lambda report: asyncio.run(publish_signed(state.bootstrap, [report], doorbells=doorbells)),
-            lambda incident: wait_all(store, registry, [incident], timeout_s=180.0).get(incident),
-        )
-        doorbells.close()
+        try:
+            asyncio.run(publish_signed(state.bootstrap, reports, doorbells=doorbells))
+            done = wait_all(store, registry, [r.event.meta.incident_id for r in reports], timeout_s=60.0 * n + 120)
+            wall = time.monotonic() - started
+            spent = CpuSpent.between(cpu_before, cpu_readings(processes))
+            hop = _broker_hop(state.bootstrap, settings)
+            alone = report_one_at_a_time(
+                evaluations[n:],
+                lambda evaluation: sign_report(evaluation, metric, key),
+                lambda report: asyncio.run(publish_signed(state.bootstrap, [report], doorbells=doorbells)),
+                lambda incident: wait_all(store, registry, [incident], timeout_s=180.0).get(incident),
+            )
+        finally:
+            doorbells.close()
     finally:
         stack_down(settings)
     figures = pipeline_figures(done)
