@@ -105,6 +105,11 @@ class MclIntake:
 
     def handle_batch(self, records: Sequence[ExternalRecord]) -> BatchVerdicts:
         """Each record's verdict, in order; stops early (``stopped``) when the schema registry does not answer."""
+        # a batch handled before and never settled (its first events or dead letters never reached the bus) is read
+        # again: what it left must not count, and its risks must not pass for reported
+        self._outcomes.clear()
+        self._changes = []
+        self._seen.pending.clear()
         self.mirror.follow_feed()
         verdicts: list[RecordVerdict] = []
         for record in records:

@@ -200,3 +200,13 @@ def test_after_a_failed_commit_reload_drops_what_the_store_does_not_hold(tmp_pat
     counts = IntakeCounts.from_counters(store.counters())
     assert (counts.applied, counts.total) == (2, 2) and intake.stored_offsets() == {(TOPIC, 0): 2}
     assert MetadataMirror.open(tmp_path).is_removed(Churn.FEATURES)
+
+
+def test_a_risk_of_a_batch_never_settled_is_reported_again_when_the_batch_is_read_again(tmp_path: Path) -> None:
+    intake = _churn_intake(tmp_path)
+    unpublished = intake.handle_batch(_batch(_rename()))  # its first event never reached the bus: not settled
+    again = intake.handle_batch(_batch(_rename()))  # the runtime reads the batch again
+
+    assert [len(v.firsts) for v in unpublished.verdicts] == [1] and [len(v.firsts) for v in again.verdicts] == [1]
+    intake.settle_batch(again.verdicts)
+    assert intake.counts.total == 1 and intake.stored_offsets() == {(TOPIC, 0): 1}
