@@ -106,10 +106,14 @@ class MclIntake:
     def handle_batch(self, records: Sequence[ExternalRecord]) -> BatchVerdicts:
         """Each record's verdict, in order; stops early (``stopped``) when the schema registry does not answer."""
         # a batch handled before and never settled (its first events or dead letters never reached the bus) is read
-        # again: what it left must not count, and its risks must not pass for reported
+        # again: what it left must not count, its risks must not pass for reported, and its changes must not be
+        # what its records are compared with (the mirror is read again from its store: a failure's cost only)
         self._outcomes.clear()
         self._changes = []
         self._seen.pending.clear()
+        if self.mirror.has_pending_changes:
+            log.info("mcl: changes of a batch that was not settled are dropped; the mirror is read again")
+            self.mirror.reload()
         self.mirror.follow_feed()
         verdicts: list[RecordVerdict] = []
         for record in records:

@@ -219,6 +219,11 @@ class MetadataMirror:
         return run
 
     @property
+    def has_pending_changes(self) -> bool:
+        """True when changes were applied that no flush has written or taken aside."""
+        return bool(self._pending or self._pending_entity_deletes)
+
+    @property
     def write_in_flight(self) -> bool:
         """True from :meth:`begin_flush` until its write has stored what it took aside."""
         return self._in_flight is not None

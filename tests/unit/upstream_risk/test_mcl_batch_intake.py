@@ -210,3 +210,19 @@ def test_a_risk_of_a_batch_never_settled_is_reported_again_when_the_batch_is_rea
     assert [len(v.firsts) for v in unpublished.verdicts] == [1] and [len(v.firsts) for v in again.verdicts] == [1]
     intake.settle_batch(again.verdicts)
     assert intake.counts.total == 1 and intake.stored_offsets() == {(TOPIC, 0): 1}
+
+
+def test_a_change_without_its_previous_value_read_again_is_compared_with_what_is_stored(tmp_path: Path) -> None:
+    intake = _churn_intake(tmp_path)
+    schema = _schema()
+    no_previous = avro_message(
+        mcl_record(Churn.RAW, "schemaMetadata", without_column(schema, schema.fields[0].fieldPath))
+    )
+    status = avro_message(mcl_record(Churn.FEATURES, "status", StatusClass(removed=True)))
+    unpublished = intake.handle_batch(_batch(no_previous, status))  # never settled: the mirror's state is pending
+    again = intake.handle_batch(_batch(no_previous, status))
+
+    assert [len(v.firsts) for v in unpublished.verdicts] == [1, 0]
+    assert [len(v.firsts) for v in again.verdicts] == [1, 0]  # not compared with its own unsettled value
+    intake.settle_batch(again.verdicts)
+    assert MetadataMirror.open(tmp_path).is_removed(Churn.FEATURES) and intake.counts.applied == 2
