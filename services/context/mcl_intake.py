@@ -108,9 +108,7 @@ class MclIntake:
         # a batch handled before and never settled (its first events or dead letters never reached the bus) is read
         # again: what it left must not count, its risks must not pass for reported, and its changes must not be
         # what its records are compared with (the mirror is read again from its store: a failure's cost only)
-        self._outcomes.clear()
-        self._changes = []
-        self._seen.pending.clear()
+        self._forget_unsettled()
         if self.mirror.has_pending_changes:
             log.info("mcl: changes of a batch that was not settled are dropped; the mirror is read again")
             self.mirror.reload()
@@ -162,9 +160,14 @@ class MclIntake:
     def reload(self) -> None:
         """After a commit begun behind failed: forget what the store does not hold, and read the mirror again."""
         self.mirror.reload()
+        self._forget_unsettled()
+        self._seen.in_flight = {}
+
+    def _forget_unsettled(self) -> None:
+        """The outcomes, change log entries and reported risks of records handled and not settled."""
         self._outcomes.clear()
         self._changes = []
-        self._seen.pending, self._seen.in_flight = {}, {}
+        self._seen.pending = {}
 
     def _settlement(
         self, verdicts: Sequence[RecordVerdict]
