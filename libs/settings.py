@@ -45,6 +45,7 @@ from libs.state.location import StateUrlError, state_url_from
 
 FETCH_MAX_WAIT_ENV = "MODELGUARD_KAFKA_FETCH_MAX_WAIT_MS"
 DOORBELLS_ENV = "MODELGUARD_BUS_DOORBELLS"
+SCRATCH_DIR_ENV = "MODELGUARD_SCRATCH_DIR"
 EMBEDDED_FETCH_MAX_WAIT_MS = 100
 """The services' fetch wait on the embedded broker (Tansu holds a fetch to its end even when a record arrives): a
 record then waits 15 ms p50, 66 ms p95 before its consumer has it (500 ms: 215 and 466; 50 ms: 3 and 16), and each
@@ -189,6 +190,10 @@ class Settings:
     publish_dir: Path
     trace_file: Path | None
     schema_registry_url: str | None = None
+    scratch_root: Path | None = None
+    """``MODELGUARD_SCRATCH_DIR``: the folder under which each service lays out incidents' workspaces and its commands'
+    temporary files (None: under each service's state folder). Nothing there outlives the step that made it, so a
+    memory filesystem suits it: the local stack picks one when it can (``modelguard/memory_scratch.py``)."""
     datahub_change_files: tuple[Path, ...] = ()
     central_policy: Path | None = None
     mcl_topics: tuple[str, ...] = ("MetadataChangeLog_Versioned_v1", "MetadataChangeLog_Timeseries_v1")
@@ -279,6 +284,11 @@ class Settings:
     def state_dir(self, service: str) -> Path:
         return self.home / "state" / service
 
+    def scratch_dir(self, service: str) -> Path:
+        """Where ``service`` lays out an incident's workspace and its commands' temporary files: its own folder under
+        ``scratch_root`` (``MODELGUARD_SCRATCH_DIR``) when set, else under its state folder."""
+        return self.scratch_root / service if self.scratch_root is not None else self.state_dir(service) / "scratch"
+
 
 def load_settings(default_home: Path | None = None) -> Settings:
     """Settings from the environment; ``default_home`` replaces ``.modelguard`` when MODELGUARD_HOME is unset."""
@@ -330,6 +340,7 @@ def load_settings(default_home: Path | None = None) -> Settings:
         else None,
         publish_dir=Path(os.environ.get("MODELGUARD_PUBLISH_DIR", str(home / "publications"))),
         trace_file=Path(trace) if trace else None,
+        scratch_root=_scratch_root(),
         schema_registry_url=os.environ.get("MODELGUARD_SCHEMA_REGISTRY_URL") or None,
         mcl_topics=tuple(
             t.strip()
@@ -375,6 +386,15 @@ def _positive(name: str, default: float) -> float:
     if not value > 0:
         raise SettingsError(f"{name} must be positive, got {value}")
     return value
+
+
+def _scratch_root() -> Path | None:
+    text = os.environ.get(SCRATCH_DIR_ENV, "").strip()
+    if not text:
+        return None
+    if not Path(text).is_absolute():
+        raise SettingsError(f"{SCRATCH_DIR_ENV} must be an absolute path (got {text[:200]!r})")
+    return Path(text)
 
 
 def _paths(variable: str) -> tuple[Path, ...]:

@@ -34,7 +34,7 @@ from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.settings import DOORBELLS_ENV, FETCH_MAX_WAIT_ENV, Settings, load_settings
+from libs.settings import DOORBELLS_ENV, FETCH_MAX_WAIT_ENV, SCRATCH_DIR_ENV, Settings, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey, load_private_key
 from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
@@ -43,6 +43,7 @@ from modelguard.bus_hop_probe import HopLatencies, ProbeFailed, hop_latencies
 from modelguard.chaos import run_chaos
 from modelguard.incident_log import incident_events
 from modelguard.local_postgres import PostgresUnavailable, throwaway_cluster
+from modelguard.memory_scratch import scratch_description
 from modelguard.one_at_a_time import one_at_a_time_lines, report_one_at_a_time
 from modelguard.percentiles import percentile
 from modelguard.pipeline_overhead import (
@@ -268,6 +269,7 @@ def run_broker_restart_bench(
 def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     settings = fresh_home(out)
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
+    scratch = scratch_description(settings.home, os.environ.get(SCRATCH_DIR_ENV))
     try:
         print(
             f"evaluating the churn scenario once, then reporting {n} synthetic incidents at once and {ALONE} more "
@@ -316,6 +318,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     print(together.line())
     print(services_cpu_line(spent, len(done), together))
     print("\n".join(one_at_a_time_lines(incident_times(alone, spans), ALONE, PHASES)))
+    print(f"  workspaces and commands' staging laid out in {scratch}")
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")

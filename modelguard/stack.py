@@ -25,10 +25,11 @@ from libs.bus.topics import ensure_topics
 from libs.ledger import LedgerStore
 from libs.policy.effective import effective_policy_bytes, read_central_policy
 from libs.process_liveness import process_ended
-from libs.settings import DOORBELLS_ENV, EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, Settings
+from libs.settings import DOORBELLS_ENV, EMBEDDED_FETCH_MAX_WAIT_MS, FETCH_MAX_WAIT_ENV, SCRATCH_DIR_ENV, Settings
 from libs.signing.keys import provision_keys
 from modelguard.embedded_partitions import embedded_partitions
 from modelguard.health_ports import HEALTH_PORTS_ENV, free_ports, with_health_port
+from modelguard.memory_scratch import memory_scratch, remove_memory_scratch
 from modelguard.replicas import INSTANCE_ENV, ReplicaCountError, instance_names, replica_counts, service_of
 
 SERVICES = ("ledger", "detector", "context", "diagnoser", "repairer", "validator", "publisher")
@@ -301,6 +302,10 @@ def stack_up(
     asyncio.run(ensure_topics(bus, topics_to_create(settings, owns_broker), partitions))
     env = service_environment(settings, bootstrap)
     env[HEALTH_PORTS_ENV] = json.dumps(free_ports(instances))
+    if not env.get(SCRATCH_DIR_ENV):
+        scratch = memory_scratch(settings.home)  # workspaces and commands' staging in memory, when there is room
+        if scratch is not None:
+            env[SCRATCH_DIR_ENV] = str(scratch)
     if broker_pid is not None:
         embedded_broker_environment(settings, env)
     if owns_broker:
@@ -341,6 +346,7 @@ def stack_down(settings: Settings) -> StackState | None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(state.broker_pid, signal.SIGKILL)
     state_file(settings.home).unlink(missing_ok=True)
+    remove_memory_scratch(settings.home)
     return state
 
 

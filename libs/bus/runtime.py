@@ -76,6 +76,7 @@ from libs.signing.keys import KeyRegistry, SigningKey
 from libs.state.open_state import state_database
 from libs.state.sql_tables import StateUnavailable
 from libs.telemetry import ServiceTelemetry, incident_context, service_telemetry
+from libs.temporary_files import keep_temporary_files_in
 
 log = logging.getLogger("modelguard.bus")
 
@@ -992,6 +993,12 @@ def serve(
     except (SettingsError, CentralPolicyError) as exc:  # a policy section its parts read as they are built
         print(f"{name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if settings.scratch_root is not None:  # its commands' staging beside its workspaces, not in the machine's /tmp
+        try:
+            keep_temporary_files_in(settings.scratch_dir(name) / "tmp")
+        except OSError as exc:
+            print(f"{name}: cannot use its scratch folder under {settings.scratch_root}: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     keep_spares()  # a service runs commands for as long as it lives: their slots are made ahead (none until one runs)
     run_service(definition, settings, key, registry, extend)
 

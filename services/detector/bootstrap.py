@@ -22,7 +22,7 @@ def production_ports(settings: Settings, key: SigningKey) -> DetectorPorts:
         policies=detector_catalog(settings.policy_dir, state_database(settings), settings.central_policy),
         referee=artifact_referee(
             artifacts,
-            settings.state_dir(NAME) / "scratch",
+            settings.scratch_dir(NAME),
             shared_evaluation_cache(settings, key),
             parallel=min(REFEREE_RUNS, usable_cpus()),
         ),

@@ -14,7 +14,7 @@ from services.diagnoser.wiring import NAME, DiagnoserPorts, definition
 def production_ports(settings: Settings, key: SigningKey) -> DiagnoserPorts:
     return DiagnoserPorts(
         artifacts=artifact_store(settings),
-        scratch=settings.state_dir(NAME) / "scratch",
+        scratch=settings.scratch_dir(NAME),
         evaluations=shared_evaluation_cache(settings, key),
     )
 

@@ -11,7 +11,7 @@ from services.repairer.wiring import NAME, RepairerPorts, definition
 
 
 def production_ports(settings: Settings) -> RepairerPorts:
-    return RepairerPorts(artifacts=artifact_store(settings), scratch=settings.state_dir(NAME) / "scratch")
+    return RepairerPorts(artifacts=artifact_store(settings), scratch=settings.scratch_dir(NAME))
 
 
 def bootstrap(settings: Settings, key: SigningKey) -> ServiceDefinition:

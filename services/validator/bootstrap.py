@@ -17,7 +17,7 @@ PARALLEL_STEPS = len(LANES)
 def production_ports(settings: Settings) -> ValidatorPorts:
     return ValidatorPorts(
         artifacts=artifact_store(settings),
-        scratch=settings.state_dir(NAME) / "scratch",
+        scratch=settings.scratch_dir(NAME),
         parallel=min(PARALLEL_STEPS, usable_cpus()),
     )
 
