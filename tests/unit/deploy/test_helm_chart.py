@@ -420,6 +420,26 @@ def test_replicas_rolling_updates_and_disruption_budgets_only_where_the_state_is
     assert set(database["values"]) >= {f"modelguard-{s}" for s in SERVICES}, "every service reaches its state"
 
 
+WORKSPACE_SERVICES = ("detector", "diagnoser", "repairer", "validator")
+
+
+@pytest.mark.parametrize("medium", ["", "Memory"])
+def test_workspaces_are_laid_out_in_the_pods_tmp_never_on_the_state_claim(medium: str) -> None:
+    """MODELGUARD_SCRATCH_DIR is a folder of /tmp (an emptyDir) for the services that lay out workspaces;
+    ``scratch.medium: Memory`` makes that emptyDir a memory filesystem bounded by ``scratch.sizeLimit``."""
+    rendered = render("--set", f"scratch.medium={medium}", "--set", "scratch.sizeLimit=3Gi")
+    for service in SERVICES:
+        pod = pods(rendered)[f"modelguard-{service}"]
+        env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+        mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+        tmp = {v["name"]: v for v in pod["volumes"]}["tmp"]["emptyDir"]
+        if service in WORKSPACE_SERVICES:
+            assert env["MODELGUARD_SCRATCH_DIR"] == "/tmp/modelguard-scratch" and mounts["tmp"] == "/tmp", service
+        else:
+            assert "MODELGUARD_SCRATCH_DIR" not in env, service
+        assert tmp == ({"medium": "Memory", "sizeLimit": "3Gi"} if medium else {}), service
+
+
 @pytest.mark.parametrize("service", [s for s in SERVICES if s != "ledger"])
 def test_two_replicas_of_a_service_with_a_readwriteonce_claim_are_refused(service: str) -> None:
     error = render_error("--set", f"services.{service}.replicas=2")
