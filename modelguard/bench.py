@@ -269,7 +269,7 @@ def run_broker_restart_bench(
 def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     settings = fresh_home(out)
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
-    scratch = scratch_description(settings.home, os.environ.get(SCRATCH_DIR_ENV))
+    laid_out_in = scratch_description(settings.home, os.environ.get(SCRATCH_DIR_ENV))
     try:
         print(
             f"evaluating the churn scenario once, then reporting {n} synthetic incidents at once and {ALONE} more "
@@ -318,7 +318,7 @@ def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     print(together.line())
     print(services_cpu_line(spent, len(done), together))
     print("\n".join(one_at_a_time_lines(incident_times(alone, spans), ALONE, PHASES)))
-    print(f"  workspaces and commands' staging laid out in {scratch}")
+    print(f"  workspaces and commands' staging laid out in {laid_out_in}")
     with tempfile.TemporaryDirectory() as scratch:
         print("\n" + str(bench_ledger(f"sqlite:///{scratch}/bench.sqlite", 2000)))
     postgres = os.environ.get("MODELGUARD_BENCH_POSTGRES_URL")
