@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,6 +16,7 @@ import pytest
 
 import libs.signing.keys as keys_module
 import libs.workspace.evaluation_cache as cache_module
+import libs.workspace.snapshot as snapshot
 from libs.artifacts.records import FolderRecords
 from libs.bundle.load import load_bundle
 from libs.canonical_json import canonical_bytes
@@ -254,3 +256,38 @@ def test_a_service_built_before_its_key_registry_measures_until_the_registry_is_
 
     kept = cache.get("cd" * 32)
     assert kept is not None and kept.metrics == {"auc": 0.75}
+
+
+def test_digests_of_several_pairs_read_each_tree_and_file_once_and_agree_with_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trees = []
+    for revision in ("base", "candidate"):
+        tree = tmp_path / revision
+        (tree / "pkg").mkdir(parents=True)
+        (tree / "pkg" / "model.py").write_text(f"# {revision}\n")
+        trees.append(tree)
+    windows = []
+    names: tuple[Literal["approval", "incident"], ...] = ("approval", "incident")
+    for name in names:
+        folder = tmp_path / "data" / name
+        folder.mkdir(parents=True)
+        (folder / "train.csv").write_text(f"x,label\n1,{name}\n")
+        (folder / "eval.csv").write_text(f"x,label\n2,{name}\n")
+        windows.append(DataWindow(name=name, train=folder / "train.csv", eval=folder / "eval.csv"))
+    pairs = [(tree, window) for tree in trees for window in windows]
+    one_by_one = [cache_module.content_digest(tree, window) for tree, window in pairs]
+    read: list[Path] = []
+
+    def counted(read_one: Callable[[Path], Any]) -> Callable[[Path], Any]:
+        def reading(path: Path) -> Any:
+            read.append(path)
+            return read_one(path)
+
+        return reading
+
+    monkeypatch.setattr(cache_module, "tree_digests", counted(snapshot.tree_digests))
+    monkeypatch.setattr(cache_module, "file_digest", counted(snapshot.file_digest))
+    assert cache_module.content_digests(pairs) == one_by_one
+    assert len(set(one_by_one)) == 4  # every tree and every window counts
+    assert len(read) == len(set(read)) == 6  # two trees, four data files: each once
