@@ -14,10 +14,9 @@ from pathlib import Path
 
 from libs.policy.model_policy import GatePolicy, WorkspacePolicy
 from libs.workspace.commands import WorkspaceCommandFailed
-from libs.workspace.evaluation_cache import EvaluationCache
+from libs.workspace.evaluation_cache import EvaluationCache, content_digests
 from libs.workspace.model_evaluation import MetricSource, evaluate_model
 from libs.workspace.runner import CommandNotAllowed, CommandTimedOut
-from services.diagnoser.trials.content_digest import trial_digests
 from services.diagnoser.trials.scratch_paths import without_scratch_paths
 from services.diagnoser.trials.trial import BUDGET_SPENT, Trial, TrialOutcome
 
@@ -57,7 +56,8 @@ class TrialRunner:
 
     def run(self, trials: Sequence[Trial]) -> list[TrialOutcome]:
         """Outcomes in the order of ``trials``."""
-        digests = trial_digests([(trial.tree, trial.window) for trial in trials])
+        # the shared evaluation cache's digests, so the keys agree with every service's
+        digests = content_digests([(trial.tree, trial.window) for trial in trials])
         planned: dict[str, Trial] = {}
         for trial, digest in zip(trials, digests, strict=True):
             if digest not in self._cache and digest not in planned and len(planned) < self.remaining:
