@@ -440,6 +440,22 @@ def test_workspaces_are_laid_out_in_the_pods_tmp_never_on_the_state_claim(medium
         assert tmp == ({"medium": "Memory", "sizeLimit": "3Gi"} if medium else {}), service
 
 
+@pytest.mark.parametrize("medium", ["", "Memory"])
+def test_the_runner_lays_out_each_command_in_its_tmp_on_disk_or_in_memory(medium: str) -> None:
+    """The runner's /tmp (each command's revision, inputs and outputs) is an emptyDir bounded by ``runner.tmpSize``;
+    ``runner.tmpMedium: Memory`` makes it a memory filesystem, as ``scratch.medium`` does for the services."""
+    rendered = render("--set", f"runner.tmpMedium={medium}", "--set", "runner.tmpSize=6Gi")
+    pod = by_kind(rendered, "Deployment")["modelguard-runner"]["spec"]["template"]["spec"]
+    mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+    tmp = {v["name"]: v for v in pod["volumes"]}["tmp"]["emptyDir"]
+    assert mounts["tmp"] == "/tmp"
+    assert tmp == ({"medium": "Memory", "sizeLimit": "6Gi"} if medium else {"sizeLimit": "6Gi"})
+
+
+def test_a_runner_tmp_medium_other_than_disk_or_memory_is_refused() -> None:
+    assert "tmpMedium" in render_error("--set", "runner.tmpMedium=HugePages")
+
+
 @pytest.mark.parametrize("service", [s for s in SERVICES if s != "ledger"])
 def test_two_replicas_of_a_service_with_a_readwriteonce_claim_are_refused(service: str) -> None:
     error = render_error("--set", f"services.{service}.replicas=2")
