@@ -72,7 +72,8 @@ PHASES = ("detect", "context", "diagnose", "repair", "validate", "publish")
 ALONE = 8
 """Incidents the pipeline bench reports one at a time after its wave (``one_at_a_time.py``). Its p50 is the figure
 the per-incident overhead goal is read from: with four, it moved 170-390 ms between runs of like code on this shared
-machine; twelve passes of eight over two days gave 155-200 ms (about 25 s more of ``make bench``)."""
+machine; fourteen passes of eight over two days gave 155-236 ms, the two highest while the machine ran the commands
+themselves 20-30 % slower (about 25 s more of ``make bench``)."""
 
 
 def _own_snapshot(artifacts: ArtifactStore, snapshot: ArtifactRef, incident: int) -> ArtifactRef:
