@@ -34,7 +34,7 @@ from libs.bundle.load import load_bundle
 from libs.bus.producer import publish_signed
 from libs.events.codec import SignedEvent
 from libs.ledger import LedgerStore
-from libs.settings import DOORBELLS_ENV, FETCH_MAX_WAIT_ENV, SCRATCH_DIR_ENV, Settings, load_settings
+from libs.settings import DOORBELLS_ENV, FETCH_MAX_WAIT_ENV, Settings, load_settings
 from libs.signing.keys import KeyRegistry, SigningKey, load_private_key
 from libs.workspace.snapshot import GitArchiveHeader
 from modelguard.bench_ledger import bench_ledger
@@ -272,7 +272,7 @@ def run_broker_restart_bench(
 def run_bench(n: int, out: Path = Path("out/bench")) -> int:
     settings = fresh_home(out)
     state = stack_up(settings, os.environ.get("MODELGUARD_KAFKA_BOOTSTRAP"))
-    laid_out_in = scratch_description(settings.home, os.environ.get(SCRATCH_DIR_ENV))
+    laid_out_in = scratch_description(settings)
     try:
         print(
             f"evaluating the churn scenario once, then reporting {n} synthetic incidents at once and {ALONE} more "

@@ -22,6 +22,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from libs.settings import Settings
+
 MEMORY_PARENT = Path("/dev/shm")
 ROOM_BYTES = 2 * 1024**3
 """Free space the memory filesystem must have: a few incidents' workspaces at once, each snapshot up to 256 MiB."""
@@ -57,15 +59,17 @@ def remove_memory_scratch(home: Path, parent: Path = MEMORY_PARENT) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def scratch_description(home: Path, chosen: str | None, parent: Path = MEMORY_PARENT) -> str:
-    """Where the running stack of ``home`` lays out workspaces, for a benchmark's report; ``chosen``: the
-    ``MODELGUARD_SCRATCH_DIR`` its caller set, if any."""
-    if chosen:
-        return f"{chosen} (MODELGUARD_SCRATCH_DIR, {filesystem_type(Path(chosen)) or 'unknown filesystem'})"
-    folder = scratch_folder_of(home, parent)
+def scratch_description(settings: Settings, parent: Path = MEMORY_PARENT) -> str:
+    """Where the running stack of ``settings`` (its caller's: the ``MODELGUARD_SCRATCH_DIR`` it set, if any) lays out
+    workspaces, for a benchmark's report."""
+    chosen = settings.scratch_root
+    if chosen is not None:
+        return f"{chosen} (MODELGUARD_SCRATCH_DIR, {filesystem_type(chosen) or 'unknown filesystem'})"
+    folder = scratch_folder_of(settings.home, parent)
     if _own_private_folder(folder):
         return f"{folder} ({filesystem_type(folder)}, the stack's memory scratch)"
-    return f"under the home, {home}/state/<service>/scratch ({filesystem_type(home) or 'unknown filesystem'})"
+    under_home = settings.scratch_dir("<service>")
+    return f"under the home, {under_home} ({filesystem_type(settings.home) or 'unknown filesystem'})"
 
 
 def scratch_folder_of(home: Path, parent: Path = MEMORY_PARENT) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from libs.settings import SCRATCH_DIR_ENV, load_settings
 from modelguard.memory_scratch import (
     MEMORY_PARENT,
     filesystem_type,
@@ -92,10 +93,14 @@ def test_a_name_taken_by_a_link_or_an_open_folder_is_not_used_nor_removed(tmp_pa
         folder.rmdir()
 
 
-def test_the_bench_says_where_workspaces_were_laid_out(tmp_path: Path) -> None:
+def test_the_bench_says_where_workspaces_were_laid_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
-    assert scratch_description(home, "/srv/scratch").startswith("/srv/scratch (MODELGUARD_SCRATCH_DIR, ")
-    assert scratch_description(home, None, parent=tmp_path).startswith(f"under the home, {home}/state/")
-    folder = scratch_folder_of(home, tmp_path)
+    monkeypatch.setenv("MODELGUARD_HOME", str(home))
+    monkeypatch.setenv(SCRATCH_DIR_ENV, "/srv/scratch")
+    assert scratch_description(load_settings()).startswith("/srv/scratch (MODELGUARD_SCRATCH_DIR, ")
+    monkeypatch.delenv(SCRATCH_DIR_ENV)
+    settings = load_settings()
+    assert scratch_description(settings, parent=tmp_path).startswith(f"under the home, {home}/state/")
+    folder = scratch_folder_of(settings.home, tmp_path)
     folder.mkdir(mode=0o700)
-    assert scratch_description(home, None, parent=tmp_path).startswith(f"{folder} (")
+    assert scratch_description(settings, parent=tmp_path).startswith(f"{folder} (")
