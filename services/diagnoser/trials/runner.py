@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from libs.policy.model_policy import GatePolicy, WorkspacePolicy
+from libs.workspace.command_lanes import preparing_threads
 from libs.workspace.commands import WorkspaceCommandFailed
 from libs.workspace.evaluation_cache import EvaluationCache, content_digests
 from libs.workspace.model_evaluation import MetricSource, evaluate_model
@@ -63,7 +64,7 @@ class TrialRunner:
             if digest not in self._cache and digest not in planned and len(planned) < self.remaining:
                 planned[digest] = trial
         if planned:
-            workers = max(1, min(self.parallel, len(planned)))
+            workers = preparing_threads(len(planned), self.parallel)
             # each trial runs in a copy of this thread's context, so its spans and log lines keep the incident's
             contexts = [copy_context() for _ in planned]
             with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -1,11 +1,12 @@
 """The incident's three feature runs, started early and read later: the same runs in the evidence's order, each in the
-context of the thread that started them, up to the trial runner's `parallel` at once; the recomputation does not
+context of the thread that started them, up to the trial runner's `parallel` at once (within the incident's lanes the
+third is begun while the first two hold them); the recomputation does not
 wait for the approval window's run; a block that fails drops the runs not yet begun."""
 
 from __future__ import annotations
 
 import threading
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,6 +15,8 @@ import pytest
 
 import services.diagnoser.feature_evidence as feature_evidence
 from libs.policy.diagnosis import central_diagnosis_policy
+from libs.sandbox.command_start import command_started
+from libs.workspace.command_lanes import in_a_lane, sharing_lanes
 from services.diagnoser.feature_runs import FeatureMatrix
 from tests.support.waiting import wait_until
 
@@ -97,6 +100,89 @@ def test_with_one_they_run_one_after_another_in_order(monkeypatch: pytest.Monkey
     runs = [f"run {r} {n}" for r, n in EXPECTED_RUNS]
     assert recorder.order[:2] == runs[:2] and recorder.order[-1] == "drift"
     assert recorder.most == 1
+    assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
+
+
+class ThirdBegunWhileTheLanesAreHeld(Recorder):
+    """Each run takes one of the incident's lanes as a command does; the two incident-window runs hold theirs until
+    the approval window's run has begun (its command prepared, waiting for a lane)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.begun: list[str] = []
+        self.third_begun = threading.Event()
+        self.held = self.most_held = 0
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        with self.lock:
+            self.begun.append(name)
+            if len(self.begun) == 3:
+                self.third_begun.set()
+        with in_a_lane():
+            with self.lock:
+                self.held += 1
+                self.most_held = max(self.most_held, self.held)
+            found = super().run_features(revision, tree, data, name, workspace, scratch)
+            if name == "incident":
+                assert self.third_begun.wait(timeout=10), "the third run was begun only once a lane was given back"
+            with self.lock:
+                self.held -= 1
+        return found
+
+
+def test_within_the_incidents_lanes_the_third_run_is_begun_while_the_first_two_hold_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recorder = ThirdBegunWhileTheLanesAreHeld()
+    with sharing_lanes(2):
+        assert _evidence(monkeypatch, recorder, parallel=2) == ["recomputation", "drift"]
+    assert recorder.most_held == 2  # the lanes still hold them to two at once
+    assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
+
+
+class LanesTaken(Recorder):
+    """Each run takes a lane as a command does and then begins its command; the incident window's runs are held
+    before their lanes until the test lets them go, while the approval window's run goes straight to the lanes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.approval_prepared = threading.Event()
+        self.incident_runs_may_go = threading.Event()
+        self.taken: list[str] = []
+
+    def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
+        if name == "approval":
+            self.approval_prepared.set()
+        else:
+            assert self.incident_runs_may_go.wait(timeout=10)
+        with in_a_lane():
+            with self.lock:
+                self.taken.append(name)
+            command_started()  # as the sandbox says once the command's process is let go
+            return super().run_features(revision, tree, data, name, workspace, scratch)
+
+
+def test_the_approval_windows_run_takes_a_lane_only_once_both_incident_window_runs_began(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The approval window's run, prepared first, is alone at the lanes when one comes free: it still waits for the
+    incident window's runs to begin theirs, whose recomputation is computed while it runs."""
+    recorder = LanesTaken()
+    found: list[Any] = []
+    # the lanes are held at first as by the counterfactual's two evaluations
+    with sharing_lanes(2), in_a_lane() as free_first, in_a_lane() as free_second:
+        diagnosing = threading.Thread(
+            target=copy_context().run, args=(lambda: found.append(_evidence(monkeypatch, recorder, 2)),)
+        )
+        diagnosing.start()
+        assert recorder.approval_prepared.wait(timeout=10)
+        free_first()
+        assert not wait_until(lambda: recorder.taken != [], timeout_s=0.3), "it took the lane given back"
+        recorder.incident_runs_may_go.set()
+        free_second()
+        diagnosing.join(timeout=30)
+    assert found == [["recomputation", "drift"]]
+    assert recorder.taken == ["incident", "incident", "approval"]
     assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
 
 

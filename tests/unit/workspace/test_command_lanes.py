@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from libs.workspace.command_lanes import CommandWithdrawn, Gate, behind, in_a_lane, sharing_lanes
+from libs.sandbox.command_start import BegunOrDone, command_started
+from libs.workspace.command_lanes import (
+    AfterBegun,
+    CommandWithdrawn,
+    Gate,
+    behind,
+    in_a_lane,
+    preparing_threads,
+    sharing_lanes,
+)
 from libs.workspace.runner import CommandResult, run_command
 
 
@@ -65,6 +74,64 @@ def test_a_thread_started_without_a_copy_of_the_context_is_outside_the_lanes() -
     with sharing_lanes(1), ThreadPoolExecutor(max_workers=2) as pool:  # a plain submit: the pool's own context
         for future in [pool.submit(command) for _ in range(2)]:
             future.result(timeout=30)
+
+
+@pytest.mark.parametrize(("commands", "within", "outside"), [(3, 3, 2), (12, 3, 2), (2, 2, 2), (1, 1, 1), (0, 1, 1)])
+def test_within_lanes_one_thread_more_than_the_lanes_prepares_the_next_command(
+    commands: int, within: int, outside: int
+) -> None:
+    assert preparing_threads(commands, 2) == outside  # outside any lanes the threads are all that bounds them
+    with sharing_lanes(2):
+        assert preparing_threads(commands, 2) == within
+
+
+def test_on_the_threads_given_the_command_beyond_the_lanes_is_begun_while_the_lanes_are_held() -> None:
+    """Two commands hold both lanes until a third has begun (been prepared); on ``preparing_threads`` threads it
+    begins beside them and waits for a lane, and still never runs beside both."""
+    counting, third_begun = Counting(), threading.Event()
+    began: list[int] = []
+
+    def command(index: int) -> None:
+        began.append(index)
+        if len(began) == 3:
+            third_begun.set()
+        with in_a_lane():
+            with counting.lock:
+                counting.running += 1
+                counting.most = max(counting.most, counting.running)
+            if index < 2:
+                assert third_begun.wait(timeout=10), "the third command was begun only once a lane was free"
+            with counting.lock:
+                counting.running -= 1
+
+    with sharing_lanes(2), ThreadPoolExecutor(max_workers=preparing_threads(3, 2)) as pool:
+        for future in [pool.submit(copy_context().run, command, index) for index in range(3)]:
+            future.result(timeout=30)
+    assert counting.most == 2
+
+
+def test_a_gate_after_runs_begun_lets_its_commands_go_once_each_began_or_ended() -> None:
+    begun = BegunOrDone()
+    gate = AfterBegun("the first runs", begun, {"a", "b"}, wait_s=30)
+    taken = threading.Event()
+
+    def behind_them() -> None:
+        with behind(gate), in_a_lane():
+            taken.set()
+
+    thread = threading.Thread(target=copy_context().run, args=(behind_them,))
+    thread.start()
+    begun.run("a", command_started)  # "a" begins its command
+    assert not taken.wait(timeout=0.2), "it went before b had begun or ended"
+    begun.run("b", lambda: None)  # "b" ends without a command
+    assert taken.wait(timeout=10)
+    thread.join(timeout=10)
+
+
+def test_a_gate_after_runs_begun_goes_after_its_wait_whatever_they_did() -> None:
+    gate = AfterBegun("runs that never begin", BegunOrDone(), {"a"}, wait_s=0.05)
+    with behind(gate), in_a_lane():
+        pass
 
 
 def test_a_command_that_fails_gives_its_lane_back() -> None:
