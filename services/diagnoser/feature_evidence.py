@@ -4,7 +4,8 @@ incident's command lanes comes free (``libs/workspace/command_lanes.py``), up to
 on threads of their own. The evidence is the same whenever they ran: each run writes its own file in the scratch
 folder, and the evidence keeps its order.
 
-Within the lanes all three are prepared at once, and the approval window's run takes a lane only once both incident
+Within the lanes they run on one thread more than the lanes (``preparing_threads``; all three at two lanes), so the run
+beyond the lanes is prepared while the others run; and the approval window's run takes a lane only once both incident
 window runs have begun theirs: the recomputation needs those two and is computed while it runs. Left to whichever
 preparation ended first, the approval run went first in about half the diagnoses, and then the recomputation and the
 drift both waited for the last command: 20-25 ms from it to the diagnosis against 14-15 (8 incidents, 2-core machine).
@@ -41,7 +42,7 @@ whatever they did (each begins or ends long before: this only keeps a run that h
 
 class FeatureRuns:
     """The three runs of one incident: base and candidate on the incident window, base on the approval window, up to
-    ``parallel`` at once (``preparing_threads``: within the incident's lanes, each on a thread of its own)."""
+    ``parallel`` at once (within the incident's lanes, on one thread more than them)."""
 
     def __init__(self, inputs: IncidentInputs, scratch: Path, parallel: int) -> None:
         self.inputs, self.scratch = inputs, scratch
@@ -50,7 +51,6 @@ class FeatureRuns:
             ("candidate", Path(inputs.candidate_dir), Path(inputs.incident.eval), "incident"),
             ("base", Path(inputs.base_dir), Path(inputs.approval.eval), "approval"),
         )
-        # within the incident's lanes, the run beyond them is prepared while the others go
         workers = preparing_threads(len(self.runs), parallel)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="features")
         self._futures: list[Future[FeatureMatrix]] = []
