@@ -13,7 +13,8 @@ The wait is before the command's span opens: a command's span holds its process 
 queueing behind another command (nor its preparation, done while it queued).
 
 Within ``behind(gate)`` a command, once prepared, also waits for ``gate`` to be decided before it takes a lane: opened,
-it goes on; withdrawn, it raises ``CommandWithdrawn`` and never runs. So work that may run only after an earlier
+it goes on; withdrawn, it raises ``CommandWithdrawn`` and never runs. Within several, it waits for each, outermost
+first (an inner ``behind`` adds its gate, never replaces one in force). So work that may run only after an earlier
 command passed (the validator's lanes after ``compiles``) is prepared while that command runs, and lets its own
 commands go the moment it has passed, instead of being started only then.
 """
@@ -76,18 +77,19 @@ class AfterBegun(Gate):
         return True
 
 
-_gate: ContextVar[Gate | None] = ContextVar("modelguard_command_gate", default=None)
+_gates: ContextVar[tuple[Gate, ...]] = ContextVar("modelguard_command_gates", default=())
 
 
 @contextlib.contextmanager
 def behind(gate: Gate) -> Iterator[None]:
     """Within the block (and the copies of its context threads run in), every command waits for ``gate`` once it is
-    prepared, and raises ``CommandWithdrawn`` instead of running when the gate is withdrawn."""
-    token = _gate.set(gate)
+    prepared, and raises ``CommandWithdrawn`` instead of running when the gate is withdrawn. Within another
+    ``behind``, it waits for both, the outer one first."""
+    token = _gates.set((*_gates.get(), gate))
     try:
         yield
     finally:
-        _gate.reset(token)
+        _gates.reset(token)
 
 
 @contextlib.contextmanager
@@ -112,13 +114,13 @@ def preparing_threads(commands: int, parallel: int) -> int:
 
 @contextlib.contextmanager
 def in_a_lane() -> Iterator[Callable[[], None]]:
-    """Hold a lane of the enclosing ``sharing_lanes`` for one command (nothing to wait for outside one), once the
-    enclosing ``behind``'s gate, if any, was opened (raises ``CommandWithdrawn`` when it was withdrawn). What the
+    """Hold a lane of the enclosing ``sharing_lanes`` for one command (nothing to wait for outside one), once every
+    enclosing ``behind``'s gate was opened (raises ``CommandWithdrawn`` when one was withdrawn). What the
     block is given gives the lane back early, once the command's process has been reaped (what remains is
     ModelGuard's checks of its tree and outputs); the lane is given back when the block ends at the latest."""
-    gate = _gate.get()
-    if gate is not None and not gate.passed():
-        raise CommandWithdrawn(f"not run: {gate.what} did not pass")
+    for gate in _gates.get():
+        if not gate.passed():
+            raise CommandWithdrawn(f"not run: {gate.what} did not pass")
     lanes = _lanes.get()
     if lanes is None:
         yield _nothing

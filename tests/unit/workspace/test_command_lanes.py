@@ -134,6 +134,25 @@ def test_a_gate_after_runs_begun_goes_after_its_wait_whatever_they_did() -> None
         pass
 
 
+def test_within_two_gates_a_command_waits_for_both_and_is_withdrawn_by_either() -> None:
+    outer, inner = Gate("compiles"), AfterBegun("the first runs", BegunOrDone(), (), wait_s=0.05)
+    outer.withdraw()
+    with behind(outer), behind(inner), pytest.raises(CommandWithdrawn, match="compiles did not pass"), in_a_lane():
+        pass
+    opened, withdrawn = Gate("the targeted tests"), Gate("the whole suite")
+    opened.open()
+    withdrawn.withdraw()
+    with (
+        behind(opened),
+        behind(withdrawn),
+        pytest.raises(CommandWithdrawn, match="whole suite did not pass"),
+        in_a_lane(),
+    ):
+        pass
+    with behind(opened), in_a_lane():  # the inner block's gate is gone with it
+        pass
+
+
 def test_a_command_that_fails_gives_its_lane_back() -> None:
     with sharing_lanes(1):
         with pytest.raises(RuntimeError), in_a_lane():
