@@ -18,6 +18,7 @@ from libs.policy.diagnosis import central_diagnosis_policy
 from libs.sandbox.command_start import command_started
 from libs.workspace.command_lanes import in_a_lane, sharing_lanes
 from services.diagnoser.feature_runs import FeatureMatrix
+from tests.support.lane_holding import LaneHolding
 from tests.support.waiting import wait_until
 
 INCIDENT: ContextVar[str] = ContextVar("incident", default="none")
@@ -109,24 +110,14 @@ class ThirdBegunWhileTheLanesAreHeld(Recorder):
 
     def __init__(self) -> None:
         super().__init__()
-        self.begun: list[str] = []
-        self.third_begun = threading.Event()
-        self.held = self.most_held = 0
+        self.holding = LaneHolding()
 
     def run_features(self, revision: str, tree: Path, data: Path, name: str, workspace: Any, scratch: Path) -> Any:
-        with self.lock:
-            self.begun.append(name)
-            if len(self.begun) == 3:
-                self.third_begun.set()
-        with in_a_lane():
-            with self.lock:
-                self.held += 1
-                self.most_held = max(self.most_held, self.held)
+        self.holding.begin(name)
+        with self.holding.lane():
             found = super().run_features(revision, tree, data, name, workspace, scratch)
             if name == "incident":
-                assert self.third_begun.wait(timeout=10), "the third run was begun only once a lane was given back"
-            with self.lock:
-                self.held -= 1
+                self.holding.hold_until_enough_begun("run")
         return found
 
 
@@ -136,7 +127,7 @@ def test_within_the_incidents_lanes_the_third_run_is_begun_while_the_first_two_h
     recorder = ThirdBegunWhileTheLanesAreHeld()
     with sharing_lanes(2):
         assert _evidence(monkeypatch, recorder, parallel=2) == ["recomputation", "drift"]
-    assert recorder.most_held == 2  # the lanes still hold them to two at once
+    assert recorder.holding.most_held == 2  # the lanes still hold them to two at once
     assert [(m.revision, m.data) for m in recorder.matrices] == EXPECTED_RUNS
 
 

@@ -4,7 +4,6 @@ prepared) while the others hold them, and no more than the runner's `parallel` r
 from __future__ import annotations
 
 import dataclasses
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,9 +11,10 @@ from typing import Any
 import pytest
 
 import services.diagnoser.trials.runner as trial_runner
-from libs.workspace.command_lanes import in_a_lane, sharing_lanes
+from libs.workspace.command_lanes import sharing_lanes
 from services.diagnoser.trials.trial import Trial
 from tests.support import toy_repository as toy
+from tests.support.lane_holding import LaneHolding
 
 
 class LaneHolders:
@@ -23,26 +23,13 @@ class LaneHolders:
 
     def __init__(self, metric: str) -> None:
         self.metric = metric
-        self.lock = threading.Lock()
-        self.begun: list[Path] = []
-        self.third_begun = threading.Event()
-        self.held = self.most_held = self.taken = 0
+        self.holding = LaneHolding()
 
     def evaluate(self, tree: Path, window: Any, workspace: Any, gate: Any) -> Any:
-        with self.lock:
-            self.begun.append(tree)
-            if len(self.begun) == 3:
-                self.third_begun.set()
-        with in_a_lane():
-            with self.lock:
-                self.held += 1
-                self.taken += 1
-                first_two = self.taken <= 2
-                self.most_held = max(self.most_held, self.held)
-            if first_two:
-                assert self.third_begun.wait(timeout=10), "the third trial was begun only once a lane was given back"
-            with self.lock:
-                self.held -= 1
+        self.holding.begin(tree)
+        with self.holding.lane() as order:
+            if order <= 2:
+                self.holding.hold_until_enough_begun("trial")
         return SimpleNamespace(metrics={self.metric: 0.5}, scored=None)
 
 
@@ -59,5 +46,5 @@ def test_within_the_lanes_the_trial_beyond_them_is_begun_while_the_first_two_hol
     with sharing_lanes(2):
         outcomes = runner.run(trials)
     assert [o.metric for o in outcomes] == [0.5, 0.5, 0.5], [o.failure for o in outcomes]
-    assert holders.most_held == 2  # the lanes still hold them to two at once
-    assert sorted(holders.begun) == sorted(trees)
+    assert holders.holding.most_held == 2  # the lanes still hold them to two at once
+    assert sorted(holders.holding.begun) == sorted(trees)
