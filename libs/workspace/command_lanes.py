@@ -70,10 +70,10 @@ class AfterBegun(Gate):
 
     def __init__(self, what: str, begun: BegunOrDone, keys: Iterable[Hashable], wait_s: float) -> None:
         super().__init__(what)
-        self._begun, self._keys, self._wait_s = begun, frozenset(keys), wait_s
+        self._begun, self._keys, self._wait_s = begun, set(keys), wait_s
 
     def passed(self) -> bool:
-        self._begun.wait(set(self._keys), self._wait_s)
+        self._begun.wait(self._keys, self._wait_s)
         return True
 
 

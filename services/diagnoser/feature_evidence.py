@@ -33,8 +33,6 @@ from services.diagnoser.inputs import IncidentInputs
 Run = tuple[str, Path, Path, str]
 """(revision, its tree, a data file, the data's name)."""
 
-INCIDENT_RUNS = {0, 1}
-APPROVAL_RUN = 2
 INCIDENT_RUNS_WAIT_S = 60.0
 """How long the approval window's run, prepared, waits for the incident window's runs to begin before it takes a lane
 whatever they did (each begins or ends long before: this only keeps a run that hangs in preparing from holding it)."""
@@ -55,8 +53,9 @@ class FeatureRuns:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="features")
         self._futures: list[Future[FeatureMatrix]] = []
         self._begun = BegunOrDone()
+        incident_runs = [index for index, (*_, data) in enumerate(self.runs) if data == "incident"]
         self._after_incident_runs = AfterBegun(
-            "the incident window's runs", self._begun, INCIDENT_RUNS, INCIDENT_RUNS_WAIT_S
+            "the incident window's runs", self._begun, incident_runs, INCIDENT_RUNS_WAIT_S
         )
 
     def start(self) -> None:
@@ -66,7 +65,7 @@ class FeatureRuns:
             self._futures = [self.pool.submit(copy_context().run, self._run, index) for index in range(len(self.runs))]
 
     def _run(self, index: int) -> FeatureMatrix:
-        if index == APPROVAL_RUN:
+        if self.runs[index][3] == "approval":
             with behind(self._after_incident_runs):
                 return self._matrix(self.runs[index])
         return self._begun.run(index, partial(self._matrix, self.runs[index]))
